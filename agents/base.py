@@ -1,0 +1,21 @@
+"""The policy interface every agent implements: batched observations and masks in, actions out."""
+
+from __future__ import annotations
+
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+
+@runtime_checkable
+class Policy(Protocol):
+    """A batched policy.
+
+    ``policy(observations, action_masks)`` maps ``(N, obs_size)`` float32 observations (see
+    :mod:`skyjo_env.observation`) and ``(N, 26)`` boolean legal-action masks of N games to ``(N,)``
+    integer actions, each legal under its mask. ``name`` labels it in tournaments.
+    """
+
+    name: str
+
+    def __call__(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray: ...

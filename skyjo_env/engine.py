@@ -1,0 +1,507 @@
+"""The batched Skyjo engine: B games stepped at once as numpy arrays (RULES.md R1..R20).
+
+This module is the single source of truth for the rules. It imports numpy only; the PettingZoo,
+Gymnasium and vector environments are views over it. A single game is a batch of one.
+
+State (``B`` games, ``P`` players, slots numbered ``row * 4 + column``):
+
+==================  ==============  ===========================================================
+attribute           shape, dtype    meaning
+==================  ==============  ===========================================================
+``values``          (B, P, 12) i8   card in every grid slot (hidden or not; never observed raw)
+``face_up``         (B, P) u16      bit k set: slot k is face up (removed slots stay set)
+``removed``         (B, P) u16      bit k set: slot k's column was removed (R13)
+``draw_pile``       (B, 150) i8     draw pile, bottom first; top is ``draw_pile[b, draw_size-1]``
+``draw_size``       (B,) i16        cards in the draw pile
+``discard_pile``    (B, 150) i8     discard pile, bottom first
+``discard_size``    (B,) i16        cards in the discard pile (at least 1 during play)
+``held``            (B,) i8         card in hand in phases DRAWN and TAKEN
+``phase``           (B,) i8         SETUP, CHOOSE, DRAWN, TAKEN or OVER
+``current``         (B,) i8         seat to act
+``ender``           (B,) i8         seat that ended the round (R15), -1 if none yet
+``final_turns``     (B,) i8         final turns still owed after the round was ended
+``starter``         (B,) i8         seat that starts (or started) this round's play (R6, R7)
+``round_index``     (B,) i16        rounds completed in this game
+``round_scores``    (B, P) i16      scores of the last completed round (after R17)
+``totals``          (B, P) i16      game totals (R18)
+``unseen``          (B, 15) i16     public count of each value in the draw pile or face down
+``steps``           (B,) i32        actions taken in this game
+==================  ==============  ===========================================================
+
+Setup flips (R5) are made in seat order 0..P-1 at the start of every round; then the starter
+(R6 in the first round, R7 later) takes the first turn.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from skyjo_env import random_streams
+from skyjo_env.actions import DRAW, FLIP, NUM_ACTIONS, REPLACE, TAKE, action_name
+from skyjo_env.cards import ALL_SLOTS, COLS, COLUMN_MASK, COUNTS, DECK, DECK_SIZE, MIN_VALUE, NUM_VALUES, SETUP_FLIPS, SLOT_FLAGS, SLOTS
+from skyjo_env.rules import Rules
+from skyjo_env.sampling import unpack_bits
+
+SETUP, CHOOSE, DRAWN, TAKEN, OVER = range(5)
+PHASE_NAMES = ("setup", "choose", "drawn", "taken", "over")
+REWARD_MODES = ("result", "score", "none")
+
+# Bit of action ``DRAW``/``TAKE`` and shifts of the 12-slot fields inside a legal-action bit set.
+_DRAW_BIT = np.uint32(1 << DRAW)
+_TAKE_BIT = np.uint32(1 << TAKE)
+# Per phase: which fields of the legal bit set are open (as all-ones / all-zeros uint32 masks).
+_ONES = np.uint32(0xFFFFFFFF)
+_HIDDEN_OPEN = np.array([_ONES, 0, _ONES, 0, 0], dtype=np.uint32)  # flip k
+_SLOTS_OPEN = np.array([0, 0, _ONES, _ONES, 0], dtype=np.uint32)  # replace k
+_CHOOSE_OPEN = np.array([0, _ONES, 0, 0, 0], dtype=np.uint32)  # draw / take
+
+
+@dataclass
+class StepResult:
+    """What one :meth:`SkyjoEngine.step` reports, per game (and seat).
+
+    With ``auto_reset`` the games that ended are already re-dealt in the engine; these arrays hold
+    the finished game's figures.
+    """
+
+    rewards: np.ndarray  #: (B, P) float32, by the engine's reward mode
+    round_over: np.ndarray  #: (B,) bool: a round was scored in this step
+    game_over: np.ndarray  #: (B,) bool: the game (episode) ended in this step
+    round_scores: np.ndarray  #: (B, P) int16: scores of the round scored here (0 elsewhere)
+    totals: np.ndarray  #: (B, P) int16: game totals after this step, before any auto-reset
+    winners: np.ndarray  #: (B, P) bool: lowest totals of games that ended here (R20)
+
+
+class SkyjoEngine:
+    """``batch_size`` independent Skyjo games under one :class:`Rules`.
+
+    Args:
+        rules: the rule options (R2..R19).
+        batch_size: number of games B.
+        seed: seeds the engine's ``numpy.random.Generator``; it draws each new game's key.
+        auto_reset: start a new game in a slot as soon as its game ends. Otherwise the game stays
+            in phase OVER, where no action is legal, until :meth:`reset_games`.
+        reward: ``"result"`` (at game end winners share +1 and losers -1, so each game sums to 0;
+            all tied gives 0), ``"score"`` (at each round end: the mean round score of the
+            opponents minus one's own), or ``"none"``.
+    """
+
+    def __init__(
+        self,
+        rules: Rules | None = None,
+        batch_size: int = 1,
+        *,
+        seed: int | None = None,
+        auto_reset: bool = True,
+        reward: str = "result",
+    ) -> None:
+        self.rules = rules if rules is not None else Rules()
+        if not isinstance(self.rules, Rules):
+            raise ValueError(f"rules must be a skyjo_env.Rules, not {type(self.rules).__name__}")
+        if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
+            raise ValueError(f"batch_size={batch_size!r} is not allowed; use a positive integer")
+        if reward not in REWARD_MODES:
+            raise ValueError(f"reward={reward!r} is not allowed; use one of {REWARD_MODES}")
+        self.batch_size = B = int(batch_size)
+        self.num_players = P = self.rules.num_players
+        self.auto_reset = bool(auto_reset)
+        self.reward_mode = reward
+        self._all = np.arange(B)
+        self.values = np.zeros((B, P, SLOTS), dtype=np.int8)
+        self.face_up = np.zeros((B, P), dtype=np.uint16)
+        self.removed = np.zeros((B, P), dtype=np.uint16)
+        self.draw_pile = np.zeros((B, DECK_SIZE), dtype=np.int8)
+        self.draw_size = np.zeros(B, dtype=np.int16)
+        self.discard_pile = np.zeros((B, DECK_SIZE), dtype=np.int8)
+        self.discard_size = np.zeros(B, dtype=np.int16)
+        self.held = np.zeros(B, dtype=np.int8)
+        self.phase = np.full(B, OVER, dtype=np.int8)
+        self.current = np.zeros(B, dtype=np.int8)
+        self.ender = np.full(B, -1, dtype=np.int8)
+        self.final_turns = np.zeros(B, dtype=np.int8)
+        self.starter = np.zeros(B, dtype=np.int8)
+        self.round_index = np.zeros(B, dtype=np.int16)
+        self.round_scores = np.zeros((B, P), dtype=np.int16)
+        self.totals = np.zeros((B, P), dtype=np.int16)
+        self.unseen = np.zeros((B, NUM_VALUES), dtype=np.int16)
+        self.steps = np.zeros(B, dtype=np.int32)
+        self.keys = np.zeros((B, 2), dtype=np.uint32)
+        self.shuffles = np.zeros(B, dtype=np.uint32)
+        self._scripted: dict[int, dict[int, np.ndarray]] = {}  # game -> round index -> deck order
+        # Flat views: cell (b, p, k) of ``values`` is ``_values_flat[(b * P + p) * 12 + k]``.
+        self._values_flat = self.values.reshape(-1)
+        self._up_flat = self.face_up.reshape(-1)
+        self._removed_flat = self.removed.reshape(-1)
+        self._rng = np.random.default_rng(seed)
+        self.reset_games(self._all)
+
+    # ------------------------------------------------------------------ starting games
+    def reset(self, seed: int | None = None) -> None:
+        """Start new games in every slot; a seed re-seeds the engine's generator first."""
+        if seed is not None:
+            self._rng = np.random.default_rng(seed)
+        self._scripted.clear()
+        self.reset_games(self._all)
+
+    def reset_games(self, games: np.ndarray) -> None:
+        """Start new games in the given slots (indices or a boolean mask over the batch)."""
+        games = self._as_indices(games)
+        for g in games.tolist():
+            self._scripted.pop(g, None)
+        self._new_games(games)
+
+    def deal_from(self, game: int, decks: list) -> None:
+        """Start a new game in slot ``game`` dealt from given 150-card deck orders, one per round.
+
+        In deck order, cards 0..11 go to seat 0's slots 0..11, the next 12 to seat 1 and so on;
+        the next card starts the discard pile (R4) and the rest form the draw pile, the first of
+        them on top. Rounds beyond ``len(decks)``, and reshuffles (R12), use the game's key.
+        """
+        game = self._as_indices(np.array([game]))[0]
+        orders = [self._check_deck(d, f"decks[{i}]") for i, d in enumerate(decks)]
+        if not orders:
+            raise ValueError("decks is empty; give at least one 150-card deck order")
+        self._scripted[int(game)] = dict(enumerate(orders))
+        self._new_games(np.array([game]))
+
+    def _new_games(self, games: np.ndarray) -> None:
+        if games.size == 0:
+            return
+        self.keys[games] = self._rng.integers(0, 1 << 32, size=(games.size, 2), dtype=np.uint32)
+        self.shuffles[games] = 0
+        self.totals[games] = 0
+        self.round_scores[games] = 0
+        self.round_index[games] = 0
+        self.starter[games] = 0
+        self.steps[games] = 0
+        self._deal(games)
+
+    def _deal(self, games: np.ndarray) -> None:
+        """Deal a new round (R3, R4) in the given games."""
+        P = self.num_players
+        n = games.size
+        order = random_streams.permutations(self._next_seeds(games), DECK_SIZE)
+        deck = DECK[order]
+        if self._scripted:
+            for row, g in enumerate(games.tolist()):
+                scripted = self._scripted.get(g, {}).get(int(self.round_index[g]))
+                if scripted is not None:
+                    deck[row] = scripted
+        dealt = P * SLOTS
+        self.values[games] = deck[:, :dealt].reshape(n, P, SLOTS)
+        self.discard_pile[games, 0] = deck[:, dealt]
+        self.discard_size[games] = 1
+        rest = DECK_SIZE - dealt - 1
+        self.draw_pile[games, :rest] = deck[:, :dealt:-1]
+        self.draw_size[games] = rest
+        self.face_up[games] = 0
+        self.removed[games] = 0
+        self.held[games] = 0
+        self.phase[games] = SETUP
+        self.current[games] = 0
+        self.ender[games] = -1
+        self.final_turns[games] = 0
+        unseen = np.broadcast_to(COUNTS, (n, NUM_VALUES)).copy()
+        unseen[np.arange(n), deck[:, dealt] - MIN_VALUE] -= 1
+        self.unseen[games] = unseen
+
+    def _next_seeds(self, games: np.ndarray) -> np.ndarray:
+        seeds = random_streams.shuffle_seeds(self.keys[games], self.shuffles[games])
+        self.shuffles[games] += 1
+        return seeds
+
+    # ------------------------------------------------------------------ legal actions
+    def legal_bits(self) -> np.ndarray:
+        """Legal actions of every game as uint32 bit sets ``(B,)``: bit a set = action a legal."""
+        cell = self._all * self.num_players + self.current
+        hidden = (ALL_SLOTS & ~self._up_flat[cell]).astype(np.uint32)
+        present = (ALL_SLOTS & ~self._removed_flat[cell]).astype(np.uint32)
+        can_draw = (self.draw_size > 0) | (self.discard_size > 1)
+        choose = _TAKE_BIT | (can_draw.astype(np.uint32) << np.uint32(DRAW))
+        ph = self.phase
+        return (
+            ((hidden << np.uint32(FLIP)) & _HIDDEN_OPEN[ph])
+            | ((present << np.uint32(REPLACE)) & _SLOTS_OPEN[ph])
+            | (choose & _CHOOSE_OPEN[ph])
+        )
+
+    def legal_mask(self) -> np.ndarray:
+        """Legal actions of every game as booleans ``(B, NUM_ACTIONS)``."""
+        return unpack_bits(self.legal_bits())
+
+    # ------------------------------------------------------------------ stepping
+    def step(self, actions: np.ndarray, *, check: bool = True) -> StepResult:
+        """Apply one action in every game and advance all B games at once.
+
+        Args:
+            actions: ``(B,)`` action ids (see :mod:`skyjo_env.actions`), one per game.
+            check: validate that every action is legal and raise ``ValueError`` otherwise.
+                ``check=False`` is the unchecked fast path: an illegal action then leaves that
+                game in an undefined state, so use it only with actions drawn from the mask.
+        """
+        a = np.asarray(actions)
+        if a.shape != (self.batch_size,):
+            raise ValueError(f"actions must have shape ({self.batch_size},), got {a.shape}")
+        if not np.issubdtype(a.dtype, np.integer):
+            raise ValueError(f"actions must be integers (action ids 0..{NUM_ACTIONS - 1}), got dtype {a.dtype}")
+        a = a.astype(np.int64, copy=False)
+        if check:
+            self._check_actions(a)
+        B, P = self.batch_size, self.num_players
+        self.steps += 1
+        rewards = np.zeros((B, P), dtype=np.float32)
+        round_over = np.zeros(B, dtype=bool)
+        game_over = np.zeros(B, dtype=bool)
+        round_scores = np.zeros((B, P), dtype=np.int16)
+        winners = np.zeros((B, P), dtype=bool)
+        totals = self.totals.copy()
+
+        draw = np.flatnonzero(a == DRAW)
+        if draw.size:
+            self._draw(draw)
+        take = np.flatnonzero(a == TAKE)
+        if take.size:
+            n = self.discard_size[take] - 1
+            self.held[take] = self.discard_pile[take, n]
+            self.discard_size[take] = n
+            self.phase[take] = TAKEN
+        slot_acts = np.flatnonzero(a >= REPLACE)
+        if slot_acts.size:
+            ended = self._slot_actions(slot_acts, a[slot_acts])
+            if ended.size:
+                self._end_round(ended, rewards, round_over, game_over, round_scores, totals, winners)
+        return StepResult(rewards, round_over, game_over, round_scores, totals, winners)
+
+    def _check_actions(self, a: np.ndarray) -> None:
+        bits = self.legal_bits()
+        in_range = (a >= 0) & (a < NUM_ACTIONS)
+        legal = in_range & (((bits >> np.where(in_range, a, 0).astype(np.uint32)) & 1) == 1)
+        if legal.all():
+            return
+        g = int(np.flatnonzero(~legal)[0])
+        if self.phase[g] == OVER:
+            raise ValueError(f"game {g} is over; no action is legal until it is reset (reset_games)")
+        name = action_name(a[g]) if in_range[g] else repr(int(a[g]))
+        legal_names = [action_name(x) for x in np.flatnonzero(unpack_bits(bits[g : g + 1])[0])]
+        raise ValueError(
+            f"illegal action {name} (id {int(a[g])}) in game {g}, phase {PHASE_NAMES[self.phase[g]]}, "
+            f"seat {int(self.current[g])}; legal actions: {legal_names}"
+        )
+
+    def _draw(self, games: np.ndarray) -> None:
+        empty = games[self.draw_size[games] == 0]
+        if empty.size:
+            self._reshuffle(empty)
+        n = self.draw_size[games] - 1
+        self.held[games] = self.draw_pile[games, n]
+        self.draw_size[games] = n
+        self.phase[games] = DRAWN
+
+    def _reshuffle(self, games: np.ndarray) -> None:
+        """R12: all discards but the top become the new draw pile, shuffled."""
+        m = self.discard_size[games].astype(np.int64) - 1
+        top = self.discard_pile[games, m]
+        order = random_streams.permutations(self._next_seeds(games), DECK_SIZE, valid=m)
+        cards = np.take_along_axis(self.discard_pile[games], order, axis=1)
+        self.draw_pile[games] = cards
+        self.draw_size[games] = m
+        self.discard_pile[games, 0] = top
+        self.discard_size[games] = 1
+        rows = np.repeat(games, m)
+        moved = cards[np.arange(DECK_SIZE)[None, :] < m[:, None]]
+        np.add.at(self.unseen, (rows, moved.astype(np.intp) - MIN_VALUE), 1)
+
+    def _slot_actions(self, g: np.ndarray, a: np.ndarray) -> np.ndarray:
+        """Replace or flip a slot in games ``g``; returns the games whose round ends now."""
+        P = self.num_players
+        is_flip = a >= FLIP
+        k = np.where(is_flip, a - FLIP, a - REPLACE)
+        bit = (np.uint16(1) << k.astype(np.uint16)).astype(np.uint16)
+        cell = g * P + self.current[g]
+        at = cell * SLOTS + k
+        old = self._values_flat[at]
+        was_up = (self._up_flat[cell] & bit) != 0
+        self._up_flat[cell] |= bit
+        phase = self.phase[g]
+        held = self.held[g]
+        # Public card counting: a face-down card turned up, and a drawn card put down, are seen.
+        rev = g[~was_up]
+        self.unseen[rev, old[~was_up].astype(np.intp) - MIN_VALUE] -= 1
+        from_draw = phase == DRAWN
+        self.unseen[g[from_draw], held[from_draw].astype(np.intp) - MIN_VALUE] -= 1
+
+        replace = ~is_flip
+        self._values_flat[at[replace]] = held[replace]
+        turn = phase != SETUP
+        # The card that goes onto the discard pile: the replaced one, or the drawn one (R9, R10).
+        tg = g[turn]
+        self._push_discard(tg, np.where(replace, old, held)[turn])
+
+        setup = g[~turn]
+        if setup.size:
+            self._setup_progress(setup)
+        if not tg.size:
+            return tg
+        if self.rules.column_rule:
+            self._remove_columns(tg, cell[turn], k[turn])
+        return self._end_turn(tg, cell[turn])
+
+    def _push_discard(self, games: np.ndarray, cards: np.ndarray) -> None:
+        n = self.discard_size[games]
+        self.discard_pile[games, n] = cards
+        self.discard_size[games] = n + 1
+
+    def _remove_columns(self, g: np.ndarray, cell: np.ndarray, k: np.ndarray) -> None:
+        """R13: a column of three equal face-up cards leaves; its cards go onto the discard pile."""
+        col = k % COLS
+        colbits = (np.uint16(COLUMN_MASK) << col.astype(np.uint16)).astype(np.uint16)
+        full = (self._up_flat[cell] & colbits) == colbits
+        base = cell * SLOTS + col
+        v0 = self._values_flat[base]
+        same = full & (v0 == self._values_flat[base + COLS]) & (v0 == self._values_flat[base + 2 * COLS])
+        same &= (self._removed_flat[cell] & colbits) == 0
+        if not same.any():
+            return
+        g, cell, colbits, card = g[same], cell[same], colbits[same], v0[same]
+        self._removed_flat[cell] |= colbits
+        for _ in range(3):
+            self._push_discard(g, card)
+
+    def _end_turn(self, g: np.ndarray, cell: np.ndarray) -> np.ndarray:
+        """R11, R15: end the turn; returns the games whose round ends now."""
+        P = self.num_players
+        no_hidden = (self._up_flat[cell] == ALL_SLOTS) & (self.ender[g] < 0)
+        ends = g[no_hidden]
+        self.ender[ends] = self.current[ends]
+        self.final_turns[ends] = P  # decremented below for the ender's own turn
+        self.final_turns[g] -= (self.ender[g] >= 0).astype(np.int8)
+        over = (self.ender[g] >= 0) & (self.final_turns[g] == 0)
+        going = g[~over]
+        self.current[going] = (self.current[going] + 1) % P
+        self.phase[going] = CHOOSE
+        return g[over]
+
+    def _setup_progress(self, g: np.ndarray) -> None:
+        """R5, R6: after two flips the next seat flips; after the last seat, play starts."""
+        P = self.num_players
+        p = self.current[g]
+        flips = np.bitwise_count(self._up_flat[g * P + p])
+        done = g[flips == SETUP_FLIPS]
+        last = done[self.current[done] == P - 1]
+        self.current[done] += 1
+        if last.size:
+            first = last[self.round_index[last] == 0]
+            if first.size:
+                self.starter[first] = self._first_starter(first)
+            self.current[last] = self.starter[last]
+            self.phase[last] = CHOOSE
+
+    def _first_starter(self, g: np.ndarray) -> np.ndarray:
+        """R6: highest sum of the two revealed cards; ties: highest single card, then lowest seat."""
+        up = SLOT_FLAGS[self.face_up[g]]
+        vals = self.values[g].astype(np.int16)
+        total = np.where(up, vals, 0).sum(axis=2)
+        best = np.where(up, vals, MIN_VALUE - 1).max(axis=2)
+        return np.argmax(total * 32 + best, axis=1).astype(np.int8)  # argmax: lowest seat on ties
+
+    # ------------------------------------------------------------------ end of a round
+    def _end_round(self, g, rewards, round_over, game_over, round_scores, totals, winners) -> None:
+        """R14, R16..R20 for the games ``g`` whose round just ended."""
+        P = self.num_players
+        rules = self.rules
+        n = g.size
+        rows = np.arange(n)
+        vals = self.values[g]
+        gone = SLOT_FLAGS[self.removed[g]]  # (n, P, 12)
+        if rules.column_rule and rules.column_rule_at_final_reveal:
+            v = vals.reshape(n, P, 3, COLS)
+            present = ~gone.reshape(n, P, 3, COLS)
+            triple = present.all(axis=2) & (v[:, :, 0] == v[:, :, 1]) & (v[:, :, 1] == v[:, :, 2])
+            gone = gone | np.tile(triple, (1, 1, 3)).reshape(n, P, SLOTS)
+        self.face_up[g] = ALL_SLOTS
+        self.removed[g] = (gone * (1 << np.arange(SLOTS))).sum(axis=2)
+        score = np.where(gone, 0, vals.astype(np.int16)).sum(axis=2).astype(np.int16)
+        ender = self.ender[g].astype(np.intp)
+        own = score[rows, ender]
+        others = score.copy()
+        others[rows, ender] = np.iinfo(np.int16).max
+        doubled = (own > 0) & (others.min(axis=1) <= own)  # R17
+        score[rows[doubled], ender[doubled]] *= 2
+        new_totals = self.totals[g] + score  # R18
+        self.totals[g] = new_totals
+        totals[g] = new_totals
+        self.round_scores[g] = score
+        round_scores[g] = score
+        round_over[g] = True
+        if self.reward_mode == "score":
+            s = score.astype(np.float32)
+            rewards[g] = (s.sum(axis=1, keepdims=True) - s) / (P - 1) - s
+        finished = np.full(n, True) if rules.episode == "round" else (new_totals >= rules.end_score).any(axis=1)
+        done = g[finished]
+        if done.size:
+            t = new_totals[finished]
+            win = t == t.min(axis=1, keepdims=True)  # R20
+            winners[done] = win
+            game_over[done] = True
+            if self.reward_mode == "result":
+                nw = win.sum(axis=1, keepdims=True)
+                nl = P - nw
+                share = np.where(win, 1.0 / nw, -1.0 / np.maximum(nl, 1))
+                rewards[done] = np.where(nl > 0, share, 0.0)
+        going = g[~finished]
+        if going.size:
+            self._next_round(going, score[~finished])
+        if done.size:
+            if self.auto_reset:
+                self.reset_games(done)
+            else:
+                self.phase[done] = OVER
+
+    def _next_round(self, g: np.ndarray, score: np.ndarray) -> None:
+        """R7: pick the next starter, then deal a new round with the whole deck (R19)."""
+        P = self.num_players
+        if self.rules.next_starter == "round_ender":
+            self.starter[g] = self.ender[g]
+        else:
+            best = score == score.min(axis=1, keepdims=True)
+            distance = (np.arange(P)[None, :] - self.starter[g][:, None].astype(np.int64)) % P
+            self.starter[g] = np.argmin(np.where(best, distance, P), axis=1)
+        self.round_index[g] += 1
+        self._deal(g)
+
+    # ------------------------------------------------------------------ replay
+    def export_game(self, game: int) -> dict:
+        """The full state of one game as a JSON-serialisable dict (see :mod:`skyjo_env.snapshot`)."""
+        from skyjo_env.snapshot import export_game
+
+        return export_game(self, game)
+
+    def import_game(self, game: int, state: dict) -> None:
+        """Load a dict from :meth:`export_game` into slot ``game``; ``ValueError`` if it is corrupt."""
+        from skyjo_env.snapshot import import_game
+
+        import_game(self, game, state)
+
+    # ------------------------------------------------------------------ helpers
+    def _as_indices(self, games) -> np.ndarray:
+        games = np.asarray(games)
+        if games.dtype == bool:
+            if games.shape != (self.batch_size,):
+                raise ValueError(f"a boolean game mask must have shape ({self.batch_size},), got {games.shape}")
+            return np.flatnonzero(games)
+        games = games.astype(np.int64).reshape(-1)
+        bad = games[(games < 0) | (games >= self.batch_size)]
+        if bad.size:
+            raise ValueError(f"game index {int(bad[0])} is out of range; games are 0..{self.batch_size - 1}")
+        return games
+
+    @staticmethod
+    def _check_deck(deck, what: str) -> np.ndarray:
+        arr = np.asarray(deck)
+        if arr.shape != (DECK_SIZE,) or not np.issubdtype(arr.dtype, np.integer):
+            raise ValueError(f"{what} must be {DECK_SIZE} integer card values, got shape {arr.shape}")
+        if not np.array_equal(np.sort(arr), DECK):
+            raise ValueError(f"{what} is not a permutation of the 150-card deck (R1)")
+        return arr.astype(np.int8)
