@@ -213,44 +213,52 @@ class SkyjoEngine:
         return seeds
 
     # ------------------------------------------------------------------ legal actions
-    def legal_bits(self) -> np.ndarray:
-        """Legal actions of every game as uint32 bit sets ``(B,)``: bit a set = action a legal."""
-        cell = self._all * self.num_players + self.current
+    def legal_bits(self, games: np.ndarray | None = None) -> np.ndarray:
+        """Legal actions as uint32 bit sets (bit a set = action a legal), for ``games`` (default all)."""
+        g = self._all if games is None else self._as_indices(games)
+        cell = g * self.num_players + self.current[g]
         hidden = (ALL_SLOTS & ~self._up_flat[cell]).astype(np.uint32)
         present = (ALL_SLOTS & ~self._removed_flat[cell]).astype(np.uint32)
-        can_draw = (self.draw_size > 0) | (self.discard_size > 1)
+        can_draw = (self.draw_size[g] > 0) | (self.discard_size[g] > 1)
         choose = _TAKE_BIT | (can_draw.astype(np.uint32) << np.uint32(DRAW))
-        ph = self.phase
+        ph = self.phase[g]
         return (
             ((hidden << np.uint32(FLIP)) & _HIDDEN_OPEN[ph])
             | ((present << np.uint32(REPLACE)) & _SLOTS_OPEN[ph])
             | (choose & _CHOOSE_OPEN[ph])
         )
 
-    def legal_mask(self) -> np.ndarray:
-        """Legal actions of every game as booleans ``(B, NUM_ACTIONS)``."""
-        return unpack_bits(self.legal_bits())
+    def legal_mask(self, games: np.ndarray | None = None) -> np.ndarray:
+        """Legal actions as booleans ``(len(games), NUM_ACTIONS)``, for ``games`` (default all)."""
+        return unpack_bits(self.legal_bits(games))
 
     # ------------------------------------------------------------------ stepping
-    def step(self, actions: np.ndarray, *, check: bool = True) -> StepResult:
-        """Apply one action in every game and advance all B games at once.
+    def step(self, actions: np.ndarray, games: np.ndarray | None = None, *, check: bool = True) -> StepResult:
+        """Apply one action in each of ``games`` (default: all B) and advance them at once.
 
         Args:
-            actions: ``(B,)`` action ids (see :mod:`skyjo_env.actions`), one per game.
+            actions: action ids (see :mod:`skyjo_env.actions`), one per stepped game.
+            games: distinct game indices to step (or a boolean mask); the others do not move.
             check: validate that every action is legal and raise ``ValueError`` otherwise.
                 ``check=False`` is the unchecked fast path: an illegal action then leaves that
                 game in an undefined state, so use it only with actions drawn from the mask.
+
+        Returns:
+            a :class:`StepResult` whose arrays cover the stepped games, in order.
         """
+        g = self._all if games is None else self._as_indices(games)
         a = np.asarray(actions)
-        if a.shape != (self.batch_size,):
-            raise ValueError(f"actions must have shape ({self.batch_size},), got {a.shape}")
+        if a.shape != g.shape:
+            raise ValueError(f"actions must have shape {g.shape} (one per stepped game), got {a.shape}")
         if not np.issubdtype(a.dtype, np.integer):
             raise ValueError(f"actions must be integers (action ids 0..{NUM_ACTIONS - 1}), got dtype {a.dtype}")
         a = a.astype(np.int64, copy=False)
         if check:
-            self._check_actions(a)
+            if games is not None and np.unique(g).size != g.size:
+                raise ValueError("games must not repeat a game index")
+            self._check_actions(a, g)
         B, P = self.batch_size, self.num_players
-        self.steps += 1
+        self.steps[g] += 1
         rewards = np.zeros((B, P), dtype=np.float32)
         round_over = np.zeros(B, dtype=bool)
         game_over = np.zeros(B, dtype=bool)
@@ -258,35 +266,38 @@ class SkyjoEngine:
         winners = np.zeros((B, P), dtype=bool)
         totals = self.totals.copy()
 
-        draw = np.flatnonzero(a == DRAW)
+        draw = g[a == DRAW]
         if draw.size:
             self._draw(draw)
-        take = np.flatnonzero(a == TAKE)
+        take = g[a == TAKE]
         if take.size:
             n = self.discard_size[take] - 1
             self.held[take] = self.discard_pile[take, n]
             self.discard_size[take] = n
             self.phase[take] = TAKEN
-        slot_acts = np.flatnonzero(a >= REPLACE)
-        if slot_acts.size:
-            ended = self._slot_actions(slot_acts, a[slot_acts])
+        on_slot = a >= REPLACE
+        if on_slot.any():
+            ended = self._slot_actions(g[on_slot], a[on_slot])
             if ended.size:
                 self._end_round(ended, rewards, round_over, game_over, round_scores, totals, winners)
-        return StepResult(rewards, round_over, game_over, round_scores, totals, winners)
+        if games is None:
+            return StepResult(rewards, round_over, game_over, round_scores, totals, winners)
+        return StepResult(rewards[g], round_over[g], game_over[g], round_scores[g], totals[g], winners[g])
 
-    def _check_actions(self, a: np.ndarray) -> None:
-        bits = self.legal_bits()
+    def _check_actions(self, a: np.ndarray, games: np.ndarray) -> None:
+        bits = self.legal_bits(games)
         in_range = (a >= 0) & (a < NUM_ACTIONS)
         legal = in_range & (((bits >> np.where(in_range, a, 0).astype(np.uint32)) & 1) == 1)
         if legal.all():
             return
-        g = int(np.flatnonzero(~legal)[0])
+        i = int(np.flatnonzero(~legal)[0])
+        g = int(games[i])
         if self.phase[g] == OVER:
             raise ValueError(f"game {g} is over; no action is legal until it is reset (reset_games)")
-        name = action_name(a[g]) if in_range[g] else repr(int(a[g]))
-        legal_names = [action_name(x) for x in np.flatnonzero(unpack_bits(bits[g : g + 1])[0])]
+        name = action_name(a[i]) if in_range[i] else repr(int(a[i]))
+        legal_names = [action_name(x) for x in np.flatnonzero(unpack_bits(bits[i : i + 1])[0])]
         raise ValueError(
-            f"illegal action {name} (id {int(a[g])}) in game {g}, phase {PHASE_NAMES[self.phase[g]]}, "
+            f"illegal action {name} (id {int(a[i])}) in game {g}, phase {PHASE_NAMES[self.phase[g]]}, "
             f"seat {int(self.current[g])}; legal actions: {legal_names}"
         )
 
