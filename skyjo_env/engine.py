@@ -134,6 +134,10 @@ class SkyjoEngine:
         self._values_flat = self.values.reshape(-1)
         self._up_flat = self.face_up.reshape(-1)
         self._removed_flat = self.removed.reshape(-1)
+        # Card i of game b's draw (discard) pile is ``_draw_flat[b * 150 + i]`` (``_discard_flat``).
+        self._draw_flat = self.draw_pile.reshape(-1)
+        self._discard_flat = self.discard_pile.reshape(-1)
+        self._unseen_flat = self.unseen.reshape(-1)  # value v of game b: b * 15 + v - MIN_VALUE
         self._rng = np.random.default_rng(seed)
         self.reset_games(self._all)
 
@@ -272,7 +276,7 @@ class SkyjoEngine:
         take = g[a == TAKE]
         if take.size:
             n = self.discard_size[take] - 1
-            self.held[take] = self.discard_pile[take, n]
+            self.held[take] = self._discard_flat[take * DECK_SIZE + n]
             self.discard_size[take] = n
             self.phase[take] = TAKEN
         on_slot = a >= REPLACE
@@ -306,7 +310,7 @@ class SkyjoEngine:
         if empty.size:
             self._reshuffle(empty)
         n = self.draw_size[games] - 1
-        self.held[games] = self.draw_pile[games, n]
+        self.held[games] = self._draw_flat[games * DECK_SIZE + n]
         self.draw_size[games] = n
         self.phase[games] = DRAWN
 
@@ -338,10 +342,9 @@ class SkyjoEngine:
         phase = self.phase[g]
         held = self.held[g]
         # Public card counting: a face-down card turned up, and a drawn card put down, are seen.
-        rev = g[~was_up]
-        self.unseen[rev, old[~was_up].astype(np.intp) - MIN_VALUE] -= 1
+        self._see(g[~was_up], old[~was_up])
         from_draw = phase == DRAWN
-        self.unseen[g[from_draw], held[from_draw].astype(np.intp) - MIN_VALUE] -= 1
+        self._see(g[from_draw], held[from_draw])
 
         replace = ~is_flip
         self._values_flat[at[replace]] = held[replace]
@@ -361,8 +364,12 @@ class SkyjoEngine:
 
     def _push_discard(self, games: np.ndarray, cards: np.ndarray) -> None:
         n = self.discard_size[games]
-        self.discard_pile[games, n] = cards
+        self._discard_flat[games * DECK_SIZE + n] = cards
         self.discard_size[games] = n + 1
+
+    def _see(self, games: np.ndarray, cards: np.ndarray) -> None:
+        """Public card counting: ``cards`` (one per game) were just seen by everyone."""
+        self._unseen_flat[games * NUM_VALUES + (cards - MIN_VALUE)] -= 1
 
     def _remove_columns(self, g: np.ndarray, cell: np.ndarray, k: np.ndarray) -> None:
         """R13: a column of three equal face-up cards leaves; its cards go onto the discard pile."""

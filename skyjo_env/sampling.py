@@ -26,6 +26,7 @@ def _tables() -> tuple[np.ndarray, np.ndarray]:
 
 
 _POPCOUNT, _SELECT = _tables()
+_SELECT_FLAT = _SELECT.reshape(-1)  # r-th set bit of half h: _SELECT_FLAT[h * 13 + r]
 
 
 def pack_mask(mask: np.ndarray) -> np.ndarray:
@@ -53,7 +54,10 @@ def sample_bits(bits: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         raise ValueError(f"no legal action in game(s) {np.flatnonzero(total == 0).tolist()}")
     r = (rng.random(bits.shape[0]) * total).astype(np.int64)
     in_high = r >= n_low
-    return np.where(in_high, _HALF + _SELECT[high, r - n_low], _SELECT[low, np.minimum(r, _HALF - 1)])
+    # Index the half that holds the r-th bit: (high, r - n_low) + 13 offset, or (low, r).
+    half = np.where(in_high, high, low)
+    rank = r - np.where(in_high, n_low, 0)
+    return _SELECT_FLAT[half * _HALF + rank] + _HALF * in_high
 
 
 def sample_mask(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
