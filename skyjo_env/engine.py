@@ -9,8 +9,8 @@ State (``B`` games, ``P`` players, slots numbered ``row * 4 + column``):
 attribute           shape, dtype    meaning
 ==================  ==============  ===========================================================
 ``values``          (B, P, 12) i8   card in every grid slot (hidden or not; never observed raw)
-``face_up``         (B, P) u16      bit k set: slot k is face up (removed slots stay set)
-``removed``         (B, P) u16      bit k set: slot k's column was removed (R13)
+``face_up``         (B, P) u32      bit k set: slot k is face up (removed slots stay set)
+``removed``         (B, P) u32      bit k set: slot k's column was removed (R13)
 ``draw_pile``       (B, 150) i8     draw pile, bottom first; top is ``draw_pile[b, draw_size-1]``
 ``draw_size``       (B,) i16        cards in the draw pile
 ``discard_pile``    (B, 150) i8     discard pile, bottom first
@@ -34,7 +34,7 @@ Setup flips (R5) are made in seat order 0..P-1 at the start of every round; then
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import numpy as np
 
@@ -56,6 +56,14 @@ _ONES = np.uint32(0xFFFFFFFF)
 _HIDDEN_OPEN = np.array([_ONES, 0, _ONES, 0, 0], dtype=np.uint32)  # flip k
 _SLOTS_OPEN = np.array([0, 0, _ONES, _ONES, 0], dtype=np.uint32)  # replace k
 _CHOOSE_OPEN = np.array([0, _ONES, 0, 0, 0], dtype=np.uint32)  # draw / take
+# Per action id: the slot it names, its slot's bit, and its column's bits (0 for draw/take).
+_ACTION_SLOT = np.concatenate([[0, 0], np.arange(SLOTS), np.arange(SLOTS)])
+_ACTION_BIT = np.where(np.arange(NUM_ACTIONS) >= REPLACE, 1 << _ACTION_SLOT, 0).astype(np.uint32)
+_ACTION_COLUMN_BITS = (COLUMN_MASK << (_ACTION_SLOT % COLS)).astype(np.uint32)
+_ACTION_COLUMN = _ACTION_SLOT % COLS
+_SLOT_WEIGHTS = (1 << np.arange(SLOTS)).astype(np.uint32)
+_EVERY = slice(None)
+_DECK_CODES = (DECK - MIN_VALUE).astype(np.uint32)  # cards as byte codes 0..14 for shuffling
 
 
 @dataclass
@@ -110,8 +118,8 @@ class SkyjoEngine:
         self.reward_mode = reward
         self._all = np.arange(B)
         self.values = np.zeros((B, P, SLOTS), dtype=np.int8)
-        self.face_up = np.zeros((B, P), dtype=np.uint16)
-        self.removed = np.zeros((B, P), dtype=np.uint16)
+        self.face_up = np.zeros((B, P), dtype=np.uint32)
+        self.removed = np.zeros((B, P), dtype=np.uint32)
         self.draw_pile = np.zeros((B, DECK_SIZE), dtype=np.int8)
         self.draw_size = np.zeros(B, dtype=np.int16)
         self.discard_pile = np.zeros((B, DECK_SIZE), dtype=np.int8)
@@ -138,6 +146,9 @@ class SkyjoEngine:
         self._draw_flat = self.draw_pile.reshape(-1)
         self._discard_flat = self.discard_pile.reshape(-1)
         self._unseen_flat = self.unseen.reshape(-1)  # value v of game b: b * 15 + v - MIN_VALUE
+        self._cell_all = self._all * P  # index of seat 0 of every game in (B * P) arrays
+        self._result: StepResult | None = None  # the step's result, once a round has ended in it
+        self._quiet: StepResult | None = None  # cached read-only result of steps where none ended
         self._rng = np.random.default_rng(seed)
         self.reset_games(self._all)
 
@@ -152,9 +163,14 @@ class SkyjoEngine:
     def reset_games(self, games: np.ndarray) -> None:
         """Start new games in the given slots (indices or a boolean mask over the batch)."""
         games = self._as_indices(games)
-        for g in games.tolist():
-            self._scripted.pop(g, None)
+        self._forget_scripts(games)
         self._new_games(games)
+
+    def _forget_scripts(self, games: np.ndarray) -> None:
+        """Drop the deck orders given to :meth:`deal_from` for games that start anew."""
+        if self._scripted:
+            for g in games.tolist():
+                self._scripted.pop(g, None)
 
     def deal_from(self, game: int, decks: list) -> None:
         """Start a new game in slot ``game`` dealt from given 150-card deck orders, one per round.
@@ -171,23 +187,28 @@ class SkyjoEngine:
         self._new_games(np.array([game]))
 
     def _new_games(self, games: np.ndarray) -> None:
-        if games.size == 0:
-            return
-        self.keys[games] = self._rng.integers(0, 1 << 32, size=(games.size, 2), dtype=np.uint32)
+        if games.size:
+            self._new_game_state(games)
+            self._deal(games)
+
+    def _new_game_state(self, games: np.ndarray) -> None:
+        """Fresh key, scores and counters for new games (dealt separately)."""
+        self._quiet = None
+        self.keys[games] = self._rng.bit_generator.random_raw(games.size).view(np.uint32).reshape(-1, 2)
         self.shuffles[games] = 0
         self.totals[games] = 0
         self.round_scores[games] = 0
         self.round_index[games] = 0
         self.starter[games] = 0
         self.steps[games] = 0
-        self._deal(games)
 
     def _deal(self, games: np.ndarray) -> None:
         """Deal a new round (R3, R4) in the given games."""
         P = self.num_players
         n = games.size
-        order = random_streams.permutations(self._next_seeds(games), DECK_SIZE)
-        deck = DECK[order]
+        # The shuffled codes are read back to front, so the draw pile below is a forward copy.
+        codes = random_streams.shuffle(self._next_seeds(games), _DECK_CODES)
+        deck = (codes.astype(np.int8) + np.int8(MIN_VALUE))[:, ::-1]
         if self._scripted:
             for row, g in enumerate(games.tolist()):
                 scripted = self._scripted.get(g, {}).get(int(self.round_index[g]))
@@ -207,9 +228,8 @@ class SkyjoEngine:
         self.current[games] = 0
         self.ender[games] = -1
         self.final_turns[games] = 0
-        unseen = np.broadcast_to(COUNTS, (n, NUM_VALUES)).copy()
-        unseen[np.arange(n), deck[:, dealt] - MIN_VALUE] -= 1
-        self.unseen[games] = unseen
+        self.unseen[games] = COUNTS
+        self._see(games, deck[:, dealt])
 
     def _next_seeds(self, games: np.ndarray) -> np.ndarray:
         seeds = random_streams.shuffle_seeds(self.keys[games], self.shuffles[games])
@@ -219,18 +239,23 @@ class SkyjoEngine:
     # ------------------------------------------------------------------ legal actions
     def legal_bits(self, games: np.ndarray | None = None) -> np.ndarray:
         """Legal actions as uint32 bit sets (bit a set = action a legal), for ``games`` (default all)."""
-        g = self._all if games is None else self._as_indices(games)
-        cell = g * self.num_players + self.current[g]
-        hidden = (ALL_SLOTS & ~self._up_flat[cell]).astype(np.uint32)
-        present = (ALL_SLOTS & ~self._removed_flat[cell]).astype(np.uint32)
-        can_draw = (self.draw_size[g] > 0) | (self.discard_size[g] > 1)
-        choose = _TAKE_BIT | (can_draw.astype(np.uint32) << np.uint32(DRAW))
-        ph = self.phase[g]
-        return (
-            ((hidden << np.uint32(FLIP)) & _HIDDEN_OPEN[ph])
-            | ((present << np.uint32(REPLACE)) & _SLOTS_OPEN[ph])
-            | (choose & _CHOOSE_OPEN[ph])
-        )
+        if games is None:
+            cell = self._cell_all + self.current
+            draw_size, discard_size, ph = self.draw_size, self.discard_size, self.phase
+        else:
+            g = self._as_indices(games)
+            cell = g * self.num_players + self.current[g]
+            draw_size, discard_size, ph = self.draw_size[g], self.discard_size[g], self.phase[g]
+        hidden = self._up_flat[cell] ^ ALL_SLOTS
+        present = self._removed_flat[cell] ^ ALL_SLOTS
+        can_draw = (draw_size > 0) | (discard_size > 1)
+        hidden <<= FLIP
+        hidden &= _HIDDEN_OPEN[ph]
+        present <<= REPLACE
+        present &= _SLOTS_OPEN[ph]
+        hidden |= present
+        hidden |= (can_draw.view(np.uint8) | _TAKE_BIT) & _CHOOSE_OPEN[ph]
+        return hidden
 
     def legal_mask(self, games: np.ndarray | None = None) -> np.ndarray:
         """Legal actions as booleans ``(len(games), NUM_ACTIONS)``, for ``games`` (default all)."""
@@ -248,45 +273,48 @@ class SkyjoEngine:
                 game in an undefined state, so use it only with actions drawn from the mask.
 
         Returns:
-            a :class:`StepResult` whose arrays cover the stepped games, in order.
+            a :class:`StepResult` whose arrays cover the stepped games, in order. Arrays that
+            report nothing this step are shared read-only zeros.
         """
-        g = self._all if games is None else self._as_indices(games)
         a = np.asarray(actions)
+        g = self._all if games is None else self._as_indices(games)
         if a.shape != g.shape:
             raise ValueError(f"actions must have shape {g.shape} (one per stepped game), got {a.shape}")
-        if not np.issubdtype(a.dtype, np.integer):
+        if a.dtype.kind not in "iu":
             raise ValueError(f"actions must be integers (action ids 0..{NUM_ACTIONS - 1}), got dtype {a.dtype}")
-        a = a.astype(np.int64, copy=False)
+        if a.dtype != np.intp:
+            a = a.astype(np.intp)
         if check:
             if games is not None and np.unique(g).size != g.size:
                 raise ValueError("games must not repeat a game index")
             self._check_actions(a, g)
-        B, P = self.batch_size, self.num_players
-        self.steps[g] += 1
-        rewards = np.zeros((B, P), dtype=np.float32)
-        round_over = np.zeros(B, dtype=bool)
-        game_over = np.zeros(B, dtype=bool)
-        round_scores = np.zeros((B, P), dtype=np.int16)
-        winners = np.zeros((B, P), dtype=bool)
-        totals = self.totals.copy()
-
-        draw = g[a == DRAW]
-        if draw.size:
-            self._draw(draw)
-        take = g[a == TAKE]
-        if take.size:
-            n = self.discard_size[take] - 1
-            self.held[take] = self._discard_flat[take * DECK_SIZE + n]
-            self.discard_size[take] = n
-            self.phase[take] = TAKEN
-        on_slot = a >= REPLACE
-        if on_slot.any():
-            ended = self._slot_actions(g[on_slot], a[on_slot])
-            if ended.size:
-                self._end_round(ended, rewards, round_over, game_over, round_scores, totals, winners)
         if games is None:
-            return StepResult(rewards, round_over, game_over, round_scores, totals, winners)
-        return StepResult(rewards[g], round_over[g], game_over[g], round_scores[g], totals[g], winners[g])
+            self.steps += 1
+        else:
+            self.steps[g] += 1
+        self._result = None
+        kind = np.minimum(a, REPLACE)  # 0 draw, 1 take, 2 a slot action
+        on_slot = kind == REPLACE
+        if on_slot.all():
+            self._slot_actions(g, a)
+        else:
+            draw = g[kind == DRAW]
+            if draw.size:
+                self._draw(draw)
+            take = g[kind == TAKE]
+            if take.size:
+                n = self.discard_size[take] - 1
+                self.held[take] = self._discard_flat[take * DECK_SIZE + n]
+                self.discard_size[take] = n
+                self.phase[take] = TAKEN
+            if on_slot.any():
+                self._slot_actions(g[on_slot], a[on_slot])
+        result = self._result
+        if result is None:
+            return self._quiet_result(None if games is None else g)
+        if games is not None:
+            result = StepResult(*(getattr(result, f.name)[g] for f in fields(StepResult)))
+        return result
 
     def _check_actions(self, a: np.ndarray, games: np.ndarray) -> None:
         bits = self.legal_bits(games)
@@ -306,109 +334,131 @@ class SkyjoEngine:
         )
 
     def _draw(self, games: np.ndarray) -> None:
-        empty = games[self.draw_size[games] == 0]
-        if empty.size:
-            self._reshuffle(empty)
-        n = self.draw_size[games] - 1
-        self.held[games] = self._draw_flat[games * DECK_SIZE + n]
-        self.draw_size[games] = n
-        self.phase[games] = DRAWN
+        empty = self.draw_size[self._rows(games)] == 0
+        if empty.any():
+            self._reshuffle(games[empty])
+        n = self.draw_size[self._rows(games)] - 1
+        rows = self._rows(games)
+        self.held[rows] = self._draw_flat[games * DECK_SIZE + n]
+        self.draw_size[rows] = n
+        self.phase[rows] = DRAWN
 
     def _reshuffle(self, games: np.ndarray) -> None:
         """R12: all discards but the top become the new draw pile, shuffled."""
         m = self.discard_size[games].astype(np.int64) - 1
         top = self.discard_pile[games, m]
-        order = random_streams.permutations(self._next_seeds(games), DECK_SIZE, valid=m)
-        cards = np.take_along_axis(self.discard_pile[games], order, axis=1)
+        codes = (self.discard_pile[games] - MIN_VALUE).astype(np.uint32)
+        cards = random_streams.shuffle(self._next_seeds(games), codes, valid=m).astype(np.int8) + np.int8(MIN_VALUE)
         self.draw_pile[games] = cards
         self.draw_size[games] = m
         self.discard_pile[games, 0] = top
         self.discard_size[games] = 1
-        rows = np.repeat(games, m)
         moved = cards[np.arange(DECK_SIZE)[None, :] < m[:, None]]
-        np.add.at(self.unseen, (rows, moved.astype(np.intp) - MIN_VALUE), 1)
+        np.add.at(self.unseen, (np.repeat(games, m), moved.astype(np.intp) - MIN_VALUE), 1)
 
-    def _slot_actions(self, g: np.ndarray, a: np.ndarray) -> np.ndarray:
-        """Replace or flip a slot in games ``g``; returns the games whose round ends now."""
-        P = self.num_players
-        is_flip = a >= FLIP
-        k = np.where(is_flip, a - FLIP, a - REPLACE)
-        bit = (np.uint16(1) << k.astype(np.uint16)).astype(np.uint16)
-        cell = g * P + self.current[g]
-        at = cell * SLOTS + k
+    def _slot_actions(self, g: np.ndarray, a: np.ndarray) -> None:
+        """Replace or flip a slot (actions 2..25) in games ``g``, then end the turn or the setup flip."""
+        rows = self._rows(g)
+        cell = self._cells(g) + self.current[rows]
+        at = cell * SLOTS + _ACTION_SLOT[a]
         old = self._values_flat[at]
-        was_up = (self._up_flat[cell] & bit) != 0
-        self._up_flat[cell] |= bit
-        phase = self.phase[g]
-        held = self.held[g]
+        up = self._up_flat[cell]
+        bit = _ACTION_BIT[a]
+        hidden_before = (up & bit) == 0
+        up |= bit
+        self._up_flat[cell] = up
+        phase = self.phase[rows]
         # Public card counting: a face-down card turned up, and a drawn card put down, are seen.
-        self._see(g[~was_up], old[~was_up])
-        from_draw = phase == DRAWN
-        self._see(g[from_draw], held[from_draw])
-
-        replace = ~is_flip
-        self._values_flat[at[replace]] = held[replace]
-        turn = phase != SETUP
+        if hidden_before.all():
+            self._see(g, old)
+        else:
+            self._see(g[hidden_before], old[hidden_before])
+        drawn = phase == DRAWN
+        if drawn.any():
+            self._see(g[drawn], self.held[g[drawn]])
+        in_turn = phase != SETUP
+        if not in_turn.all():
+            setup = ~in_turn
+            self._setup_progress(g[setup], up[setup])
+            if not in_turn.any():
+                return
+            g, a, cell, at, old, up = (x[in_turn] for x in (g, a, cell, at, old, up))
+            rows = g
+        held = self.held[rows]
+        replace = a < FLIP
+        self._values_flat[at] = np.where(replace, held, old)
         # The card that goes onto the discard pile: the replaced one, or the drawn one (R9, R10).
-        tg = g[turn]
-        self._push_discard(tg, np.where(replace, old, held)[turn])
-
-        setup = g[~turn]
-        if setup.size:
-            self._setup_progress(setup)
-        if not tg.size:
-            return tg
+        self._push_discard(g, np.where(replace, old, held))
         if self.rules.column_rule:
-            self._remove_columns(tg, cell[turn], k[turn])
-        return self._end_turn(tg, cell[turn])
+            self._remove_columns(g, cell, a, up)
+        self._end_turn(g, up)
+
+    def _rows(self, g: np.ndarray) -> np.ndarray | slice:
+        """Index of games ``g`` into per-game arrays: a plain slice (no gather) for the whole batch."""
+        return _EVERY if g is self._all else g
+
+    def _cells(self, g: np.ndarray) -> np.ndarray:
+        """Index of seat 0 of games ``g`` into the flat ``(B * P)`` arrays."""
+        return self._cell_all if g is self._all else g * self.num_players
 
     def _push_discard(self, games: np.ndarray, cards: np.ndarray) -> None:
-        n = self.discard_size[games]
+        rows = self._rows(games)
+        n = self.discard_size[rows]
         self._discard_flat[games * DECK_SIZE + n] = cards
-        self.discard_size[games] = n + 1
+        self.discard_size[rows] = n + 1
 
     def _see(self, games: np.ndarray, cards: np.ndarray) -> None:
-        """Public card counting: ``cards`` (one per game) were just seen by everyone."""
+        """Public card counting: ``cards`` (one per game, games distinct) were just seen by everyone."""
         self._unseen_flat[games * NUM_VALUES + (cards - MIN_VALUE)] -= 1
 
-    def _remove_columns(self, g: np.ndarray, cell: np.ndarray, k: np.ndarray) -> None:
+    def _remove_columns(self, g: np.ndarray, cell: np.ndarray, a: np.ndarray, up: np.ndarray) -> None:
         """R13: a column of three equal face-up cards leaves; its cards go onto the discard pile."""
-        col = k % COLS
-        colbits = (np.uint16(COLUMN_MASK) << col.astype(np.uint16)).astype(np.uint16)
-        full = (self._up_flat[cell] & colbits) == colbits
-        base = cell * SLOTS + col
-        v0 = self._values_flat[base]
-        same = full & (v0 == self._values_flat[base + COLS]) & (v0 == self._values_flat[base + 2 * COLS])
-        same &= (self._removed_flat[cell] & colbits) == 0
+        colbits = _ACTION_COLUMN_BITS[a]
+        base = cell * SLOTS + _ACTION_COLUMN[a]
+        card = self._values_flat[base]
+        same = (up & colbits) == colbits
+        same &= card == self._values_flat[base + COLS]
+        same &= card == self._values_flat[base + 2 * COLS]
         if not same.any():
             return
-        g, cell, colbits, card = g[same], cell[same], colbits[same], v0[same]
+        same &= (self._removed_flat[cell] & colbits) == 0
+        g, cell, colbits, card = g[same], cell[same], colbits[same], card[same]
         self._removed_flat[cell] |= colbits
         for _ in range(3):
             self._push_discard(g, card)
 
-    def _end_turn(self, g: np.ndarray, cell: np.ndarray) -> np.ndarray:
-        """R11, R15: end the turn; returns the games whose round ends now."""
+    def _end_turn(self, g: np.ndarray, up: np.ndarray) -> None:
+        """R11, R15: end the turn of the current players of games ``g`` (``up``: their face-up bits)."""
         P = self.num_players
-        no_hidden = (self._up_flat[cell] == ALL_SLOTS) & (self.ender[g] < 0)
-        ends = g[no_hidden]
-        self.ender[ends] = self.current[ends]
-        self.final_turns[ends] = P  # decremented below for the ender's own turn
-        self.final_turns[g] -= (self.ender[g] >= 0).astype(np.int8)
-        over = (self.ender[g] >= 0) & (self.final_turns[g] == 0)
-        going = g[~over]
-        self.current[going] = (self.current[going] + 1) % P
-        self.phase[going] = CHOOSE
-        return g[over]
+        rows = self._rows(g)
+        current = self.current[rows]
+        ender = self.ender[rows]
+        ends_now = (up == ALL_SLOTS) & (ender < 0)
+        if ends_now.any():
+            ender = np.where(ends_now, current, ender)
+            self.ender[rows] = ender
+            final = np.where(ends_now, P, self.final_turns[rows])
+        else:
+            final = self.final_turns[rows]
+        ending = ender >= 0
+        over = ending
+        if ending.any():
+            final = final - ending
+            self.final_turns[rows] = final
+            over = ending & (final == 0)
+        self.current[rows] = (current + 1) % P
+        self.phase[rows] = CHOOSE
+        if over.any():
+            self._end_round(g[over])
 
-    def _setup_progress(self, g: np.ndarray) -> None:
+    def _setup_progress(self, g: np.ndarray, up: np.ndarray) -> None:
         """R5, R6: after two flips the next seat flips; after the last seat, play starts."""
-        P = self.num_players
-        p = self.current[g]
-        flips = np.bitwise_count(self._up_flat[g * P + p])
-        done = g[flips == SETUP_FLIPS]
-        last = done[self.current[done] == P - 1]
+        done = np.bitwise_count(up) == SETUP_FLIPS
+        if not done.any():
+            return
+        done = g[done]
         self.current[done] += 1
+        last = done[self.current[done] == self.num_players]
         if last.size:
             first = last[self.round_index[last] == 0]
             if first.size:
@@ -425,60 +475,70 @@ class SkyjoEngine:
         return np.argmax(total * 32 + best, axis=1).astype(np.int8)  # argmax: lowest seat on ties
 
     # ------------------------------------------------------------------ end of a round
-    def _end_round(self, g, rewards, round_over, game_over, round_scores, totals, winners) -> None:
-        """R14, R16..R20 for the games ``g`` whose round just ended."""
+    def _end_round(self, g: np.ndarray) -> None:
+        """R14, R16..R20 for the games ``g`` whose round just ended; then deal or start anew."""
         P = self.num_players
         rules = self.rules
-        n = g.size
-        rows = np.arange(n)
+        rows = np.arange(g.size)
         vals = self.values[g]
-        gone = SLOT_FLAGS[self.removed[g]]  # (n, P, 12)
+        removed = self.removed[g]
         if rules.column_rule and rules.column_rule_at_final_reveal:
-            v = vals.reshape(n, P, 3, COLS)
-            present = ~gone.reshape(n, P, 3, COLS)
-            triple = present.all(axis=2) & (v[:, :, 0] == v[:, :, 1]) & (v[:, :, 1] == v[:, :, 2])
-            gone = gone | np.tile(triple, (1, 1, 3)).reshape(n, P, SLOTS)
+            # R14: with every card up, a column of three equal values leaves (removed ones stay so).
+            top, mid, bottom = vals[..., 0:COLS], vals[..., COLS : 2 * COLS], vals[..., 2 * COLS :]
+            triple = np.packbits((top == mid) & (mid == bottom), axis=-1, bitorder="little")[..., 0]
+            removed = removed | triple.astype(np.uint32) * COLUMN_MASK
+            self.removed[g] = removed
         self.face_up[g] = ALL_SLOTS
-        self.removed[g] = (gone * (1 << np.arange(SLOTS))).sum(axis=2)
-        score = np.where(gone, 0, vals.astype(np.int16)).sum(axis=2).astype(np.int16)
+        score = np.where(SLOT_FLAGS[removed], 0, vals).sum(axis=2, dtype=np.int16)  # R16
         ender = self.ender[g].astype(np.intp)
         own = score[rows, ender]
-        others = score.copy()
-        others[rows, ender] = np.iinfo(np.int16).max
-        doubled = (own > 0) & (others.min(axis=1) <= own)  # R17
+        doubled = (own > 0) & ((score <= own[:, None]).sum(axis=1) > 1)  # R17: not strictly lowest
         score[rows[doubled], ender[doubled]] *= 2
         new_totals = self.totals[g] + score  # R18
         self.totals[g] = new_totals
-        totals[g] = new_totals
         self.round_scores[g] = score
-        round_scores[g] = score
-        round_over[g] = True
+        self._quiet = None
+
+        result = self._result = self._new_result()
+        result.totals[g] = new_totals
+        result.round_scores[g] = score
+        result.round_over[g] = True
         if self.reward_mode == "score":
             s = score.astype(np.float32)
-            rewards[g] = (s.sum(axis=1, keepdims=True) - s) / (P - 1) - s
-        finished = np.full(n, True) if rules.episode == "round" else (new_totals >= rules.end_score).any(axis=1)
-        done = g[finished]
-        if done.size:
+            result.rewards[g] = (s.sum(axis=1, keepdims=True) - s) / (P - 1) - s
+        if rules.episode == "round":
+            finished = np.ones(g.size, dtype=bool)
+        else:
+            finished = new_totals.max(axis=1) >= rules.end_score  # R19
+        going = g
+        if finished.any():
+            done = g[finished]
+            going = g[~finished]
+            score = score[~finished]
             t = new_totals[finished]
             win = t == t.min(axis=1, keepdims=True)  # R20
-            winners[done] = win
-            game_over[done] = True
+            result.winners[done] = win
+            result.game_over[done] = True
             if self.reward_mode == "result":
-                nw = win.sum(axis=1, keepdims=True)
-                nl = P - nw
-                share = np.where(win, 1.0 / nw, -1.0 / np.maximum(nl, 1))
-                rewards[done] = np.where(nl > 0, share, 0.0)
-        going = g[~finished]
-        if going.size:
-            self._next_round(going, score[~finished])
-        if done.size:
+                winners = win.sum(axis=1, keepdims=True)
+                losers = P - winners
+                share = np.where(win, 1.0 / winners, -1.0 / np.maximum(losers, 1))
+                result.rewards[done] = np.where(losers > 0, share, 0.0)
             if self.auto_reset:
-                self.reset_games(done)
+                self._forget_scripts(done)
+                self._new_game_state(done)
             else:
                 self.phase[done] = OVER
+        if going.size:
+            self._pick_next_starter(going, score)
+            self.round_index[going] += 1
+        if self.auto_reset and going is not g:
+            going = np.concatenate((going, done))
+        if going.size:
+            self._deal(going)
 
-    def _next_round(self, g: np.ndarray, score: np.ndarray) -> None:
-        """R7: pick the next starter, then deal a new round with the whole deck (R19)."""
+    def _pick_next_starter(self, g: np.ndarray, score: np.ndarray) -> None:
+        """R7: the round's winner (ties: first at or after the last starter) or its ender starts."""
         P = self.num_players
         if self.rules.next_starter == "round_ender":
             self.starter[g] = self.ender[g]
@@ -486,8 +546,28 @@ class SkyjoEngine:
             best = score == score.min(axis=1, keepdims=True)
             distance = (np.arange(P)[None, :] - self.starter[g][:, None].astype(np.int64)) % P
             self.starter[g] = np.argmin(np.where(best, distance, P), axis=1)
-        self.round_index[g] += 1
-        self._deal(g)
+
+    def _new_result(self) -> StepResult:
+        B, P = self.batch_size, self.num_players
+        return StepResult(
+            rewards=np.zeros((B, P), dtype=np.float32),
+            round_over=np.zeros(B, dtype=bool),
+            game_over=np.zeros(B, dtype=bool),
+            round_scores=np.zeros((B, P), dtype=np.int16),
+            totals=self.totals.copy(),
+            winners=np.zeros((B, P), dtype=bool),
+        )
+
+    def _quiet_result(self, games: np.ndarray | None) -> StepResult:
+        """The result of a step in which no round ended: zeros, and the unchanged totals."""
+        if games is not None:
+            result = self._new_result()
+            return StepResult(*(getattr(result, f.name)[games] for f in fields(StepResult)))
+        if self._quiet is None:
+            self._quiet = self._new_result()
+            for f in fields(StepResult):
+                getattr(self._quiet, f.name).setflags(write=False)
+        return self._quiet
 
     # ------------------------------------------------------------------ replay
     def export_game(self, game: int) -> dict:

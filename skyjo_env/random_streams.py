@@ -5,9 +5,9 @@ Like pgx's per-game PRNG keys, every game carries a 64-bit key (drawn from the e
 shuffle is a pure function of (key, counter), so a game exported mid-way and imported elsewhere
 shuffles exactly as it would have, whatever batch it sits in.
 
-A shuffle sorts 32-bit words whose high 24 bits are hashed and whose low 8 bits are the position,
-so the sort yields a permutation without an argsort. Two positions get the same 24-bit hash with
-probability about 7e-4 per 150-card shuffle; such a pair keeps its deck order.
+A shuffle sorts 32-bit words whose high 24 bits are hashed and whose low 8 bits are the card, so
+the sort yields the shuffled cards without an argsort. Two positions get the same 24-bit hash with
+probability about 7e-4 per 150-card shuffle; such a pair comes out lower card first.
 """
 
 from __future__ import annotations
@@ -22,32 +22,41 @@ _LOW8 = _U32(0xFF)
 
 
 def mix32(x: np.ndarray) -> np.ndarray:
-    """The 'lowbias32' integer hash (C. Wellons): a bijective avalanche mix of uint32."""
-    x = x ^ (x >> _U32(16))
-    x = x * _U32(0x7FEB352D)
-    x = x ^ (x >> _U32(15))
-    x = x * _U32(0x846CA68B)
-    return x ^ (x >> _U32(16))
+    """The 'lowbias32' integer hash (C. Wellons): a bijective avalanche mix of uint32, in place."""
+    x ^= x >> _U32(16)
+    x *= _U32(0x7FEB352D)
+    x ^= x >> _U32(15)
+    x *= _U32(0x846CA68B)
+    x ^= x >> _U32(16)
+    return x
 
 
 def shuffle_seeds(keys: np.ndarray, counters: np.ndarray) -> np.ndarray:
     """One uint32 seed per game from its key ``(n, 2) uint32`` and shuffle counter ``(n,)``."""
-    with np.errstate(over="ignore"):
-        return mix32(mix32(keys[:, 0] ^ (counters.astype(_U32) * _COUNTER_MUL)) ^ keys[:, 1])
+    x = mix32(keys[:, 0] ^ (counters.astype(_U32) * _COUNTER_MUL))
+    x ^= keys[:, 1]
+    return mix32(x)
 
 
-def permutations(seeds: np.ndarray, length: int, valid: np.ndarray | None = None) -> np.ndarray:
-    """Random permutations of ``range(length)`` (``length <= 256``), one row per seed.
+def shuffle(seeds: np.ndarray, codes: np.ndarray, valid: np.ndarray | None = None) -> np.ndarray:
+    """Shuffle byte codes (0..254), one row per seed: ``(n, L)`` or ``(L,)`` codes -> ``(n, L)``.
 
-    If ``valid`` (``(n,)`` ints) is given, row ``i`` shuffles only its first ``valid[i]``
-    positions among themselves; the rest stay in place after them.
+    Each code is tagged with 24 hashed bits of (seed, position) and the tagged words are sorted,
+    so the codes come out in a random order without an argsort. If ``valid`` (``(n,)`` ints) is
+    given, row ``i`` shuffles only its first ``valid[i]`` codes; the rest come out as 255.
     """
-    positions = np.arange(length, dtype=_U32)
-    with np.errstate(over="ignore"):
-        words = mix32(seeds[:, None] + positions * _GOLDEN) & _HIGH24
-    words |= positions
+    length = codes.shape[-1]
+    words = seeds[:, None] + np.arange(length, dtype=_U32) * _GOLDEN
+    # Two multiply-xorshift rounds of lowbias32; the last xorshift is skipped because only the
+    # high 24 bits are used and it does not change them.
+    words ^= words >> _U32(16)
+    words *= _U32(0x7FEB352D)
+    words ^= words >> _U32(15)
+    words *= _U32(0x846CA68B)
+    words &= _HIGH24
+    words |= codes
     if valid is not None:
-        words[positions[None, :] >= valid[:, None]] = _HIGH24
-        words |= positions  # keeps the tail in place, behind every valid word
+        words[np.arange(length)[None, :] >= valid[:, None]] = _U32(0xFFFFFFFF)  # sorts last
     words.sort(axis=1)
-    return (words & _LOW8).astype(np.intp)
+    words &= _LOW8
+    return words

@@ -1,7 +1,7 @@
 """Uniform sampling of legal actions from packed masks, without a Python loop over games.
 
-A legal mask of ``NUM_ACTIONS`` (26) bits is split into two 13-bit halves; precomputed tables give
-each half's popcount and the position of its r-th set bit, so sampling costs a few array lookups.
+A legal mask of ``NUM_ACTIONS`` (26) bits is split into two 13-bit halves; a precomputed table gives
+the position of each half's r-th set bit, so sampling costs a few array operations and one lookup.
 """
 
 from __future__ import annotations
@@ -14,19 +14,24 @@ _HALF = 13
 _HALF_MASK = (1 << _HALF) - 1
 
 
-def _tables() -> tuple[np.ndarray, np.ndarray]:
+def _select_table() -> np.ndarray:
+    """The action of the r-th set bit of every 13-bit half of a mask.
+
+    The table is flat: entry ``h * 13 + r`` for the low half ``h`` and, after
+    ``_HIGH_OFFSET``, entry ``h * 13 + r`` for the high half (actions 13..25).
+    """
     masks = np.arange(1 << _HALF)
     bits = (masks[:, None] >> np.arange(_HALF)) & 1
-    popcount = bits.sum(axis=1).astype(np.int64)
-    select = np.zeros((1 << _HALF, _HALF), dtype=np.int64)
+    select = np.zeros((1 << _HALF, _HALF), dtype=np.int8)
     rank = np.cumsum(bits, axis=1) - 1  # rank of each set bit
     rows, cols = np.nonzero(bits)
     select[rows, rank[rows, cols]] = cols
-    return popcount, select
+    flat = select.reshape(-1)
+    return np.concatenate([flat, flat + _HALF])
 
 
-_POPCOUNT, _SELECT = _tables()
-_SELECT_FLAT = _SELECT.reshape(-1)  # r-th set bit of half h: _SELECT_FLAT[h * 13 + r]
+_SELECT = _select_table()
+_HIGH_OFFSET = np.int32((1 << _HALF) * _HALF)
 
 
 def pack_mask(mask: np.ndarray) -> np.ndarray:
@@ -45,19 +50,18 @@ def unpack_bits(bits: np.ndarray) -> np.ndarray:
 
 def sample_bits(bits: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """One uniformly random set bit of each uint32 in ``bits`` (each must have one set)."""
-    bits = np.asarray(bits, dtype=np.int64)
+    bits = np.asarray(bits).astype(np.int32)
     low = bits & _HALF_MASK
     high = bits >> _HALF
-    n_low = _POPCOUNT[low]
-    total = n_low + _POPCOUNT[high]
-    if np.any(total == 0):
+    n_low = np.bitwise_count(low)
+    total = n_low + np.bitwise_count(high)
+    if not total.all():
         raise ValueError(f"no legal action in game(s) {np.flatnonzero(total == 0).tolist()}")
-    r = (rng.random(bits.shape[0]) * total).astype(np.int64)
-    in_high = r >= n_low
-    # Index the half that holds the r-th bit: (high, r - n_low) + 13 offset, or (low, r).
-    half = np.where(in_high, high, low)
-    rank = r - np.where(in_high, n_low, 0)
-    return _SELECT_FLAT[half * _HALF + rank] + _HALF * in_high
+    r = (rng.random(bits.shape[0], dtype=np.float32) * total).astype(np.int32)
+    # The r-th set bit lies in the low half (rank r) or the high half (rank r - n_low).
+    start = low * _HALF + r
+    start += ((high - low) * _HALF + _HIGH_OFFSET - n_low) * (r >= n_low)
+    return _SELECT.take(start).astype(np.int64)
 
 
 def sample_mask(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:

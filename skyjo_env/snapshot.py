@@ -101,6 +101,7 @@ def import_game(engine: SkyjoEngine, game: int, data: dict[str, Any]) -> None:
     engine.totals[g] = state["totals"]
     engine.steps[g] = state["steps"]
     engine.unseen[g] = state["unseen"]
+    engine._quiet = None  # cached step result holds the old totals
     first = state["round_index"] + 1
     engine._scripted.pop(g, None)
     if state["decks"]:
@@ -128,8 +129,8 @@ def _parse(data: Any, rules: Rules) -> dict[str, Any]:
     if np.any(removed & ~up):
         raise ValueError("game state has a removed slot that is not face up")
     weights = 1 << np.arange(SLOTS)
-    out["face_up"] = (up * weights).sum(axis=1).astype(np.uint16)
-    out["removed"] = (removed * weights).sum(axis=1).astype(np.uint16)
+    out["face_up"] = (up * weights).sum(axis=1).astype(np.uint32)
+    out["removed"] = (removed * weights).sum(axis=1).astype(np.uint32)
     draw = _ints(data["draw_pile"], "draw_pile", None, MIN_VALUE, MAX_VALUE).astype(np.int8)
     discard = _ints(data["discard_pile"], "discard_pile", None, MIN_VALUE, MAX_VALUE).astype(np.int8)
     if data["phase"] not in PHASE_NAMES:
