@@ -481,7 +481,7 @@ class SkyjoEngine:
         rules = self.rules
         rows = np.arange(g.size)
         vals = self.values[g]
-        removed = self.removed[g]
+        removed = old_removed = self.removed[g]
         if rules.column_rule and rules.column_rule_at_final_reveal:
             # R14: with every card up, a column of three equal values leaves (removed ones stay so).
             top, mid, bottom = vals[..., 0:COLS], vals[..., COLS : 2 * COLS], vals[..., 2 * COLS :]
@@ -529,6 +529,7 @@ class SkyjoEngine:
                 self._new_game_state(done)
             else:
                 self.phase[done] = OVER
+                self._discard_final_columns(done, self.removed[done] & ~old_removed[finished])
         if going.size:
             self._pick_next_starter(going, score)
             self.round_index[going] += 1
@@ -536,6 +537,20 @@ class SkyjoEngine:
             going = np.concatenate((going, done))
         if going.size:
             self._deal(going)
+
+    def _discard_final_columns(self, g: np.ndarray, new_removed: np.ndarray) -> None:
+        """R13/R14: columns removed at the final reveal of a finished game go onto its discard pile.
+
+        (Rounds that go on are re-dealt with the whole deck, so only a finished game needs this.)
+        """
+        for seat in range(self.num_players):
+            for col in range(COLS):
+                hit = (new_removed[:, seat] >> col) & 1 == 1
+                if hit.any():
+                    games = g[hit]
+                    card = self.values[games, seat, col]
+                    for _ in range(3):
+                        self._push_discard(games, card)
 
     def _pick_next_starter(self, g: np.ndarray, score: np.ndarray) -> None:
         """R7: the round's winner (ties: first at or after the last starter) or its ender starts."""
