@@ -30,14 +30,18 @@ slice                  size        meaning                                      
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 
-from skyjo_env.cards import COUNTS, DECK_SIZE, MAX_VALUE, MIN_VALUE, NUM_VALUES, SLOT_FLAGS, SLOTS
+from skyjo_env.cards import ALL_SLOTS, COUNTS, DECK_SIZE, MAX_VALUE, MIN_VALUE, NUM_VALUES, SLOT_FLAGS, SLOTS
 from skyjo_env.engine import DRAWN, TAKEN, SkyjoEngine
 
 GRID_FEATURES = 3 * SLOTS  # 36 per seat
-_INV_COUNTS = (1.0 / COUNTS).astype(np.float32)
-_PHASE_COLUMN = np.array([0, 1, 2, 3, -1])  # engine phase -> column of the phase one-hot, -1: none
+_ROW = np.dtype((np.void, SLOTS))  # 12 int8 flags as one scalar: gathers copy whole rows
+_SHOWN = SLOT_FLAGS.astype(np.int8).view(_ROW)[:, 0]  # slot bit set -> 12 flags of the set bits
+_HIDDEN = _SHOWN[ALL_SLOTS ^ np.arange(ALL_SLOTS + 1)]  # face_up bit set -> 12 face-down flags
+_PHASE_COLUMNS = 4  # engine phases setup, choose, drawn, taken; OVER has no column
 
 
 def size(num_players: int) -> int:
@@ -47,6 +51,11 @@ def size(num_players: int) -> int:
 
 def layout(num_players: int) -> dict[str, slice]:
     """Name -> slice of every block of the observation vector (``grid_r`` for relative seat r)."""
+    return dict(_layout(num_players))
+
+
+@lru_cache(maxsize=None)
+def _layout(num_players: int) -> tuple[tuple[str, slice], ...]:
     parts = [(f"grid_{r}", GRID_FEATURES) for r in range(num_players)]
     parts += [
         ("discard_top", NUM_VALUES),
@@ -60,12 +69,25 @@ def layout(num_players: int) -> dict[str, slice]:
         ("round_ending", 1),
         ("ender", num_players),
     ]
-    out, start = {}, 0
+    out, start = [], 0
     for name, width in parts:
-        out[name] = slice(start, start + width)
+        out.append((name, slice(start, start + width)))
         start += width
     assert start == size(num_players)
-    return out
+    return tuple(out)
+
+
+@lru_cache(maxsize=None)
+def _scale(num_players: int, end_score: int) -> np.ndarray:
+    """Per entry, the factor that turns the integer feature into the observed float."""
+    L = layout(num_players)
+    scale = np.ones(size(num_players), dtype=np.float32)
+    scale[: num_players * GRID_FEATURES].reshape(num_players, 3, SLOTS)[:, 0] = np.float32(1 / MAX_VALUE)
+    scale[L["unseen"]] = (1.0 / COUNTS).astype(np.float32)
+    scale[L["draw_size"]] = np.float32(1 / DECK_SIZE)
+    scale[L["totals"]] = np.float32(1 / end_score)
+    scale.setflags(write=False)
+    return scale
 
 
 def observe(engine: SkyjoEngine, seats: np.ndarray | int, games: np.ndarray | None = None) -> np.ndarray:
@@ -76,47 +98,72 @@ def observe(engine: SkyjoEngine, seats: np.ndarray | int, games: np.ndarray | No
     P = engine.num_players
     g = engine._all if games is None else np.asarray(games, dtype=np.int64).reshape(-1)
     n = g.size
-    observer = np.broadcast_to(np.asarray(seats, dtype=np.int64), (n,))
+    observer = np.asarray(seats)
+    if observer.ndim == 0:
+        observer = np.full(n, observer, dtype=np.int64)
+    elif observer.shape != (n,):
+        raise ValueError(f"seats must be one seat or one per observed game ({n}), got shape {observer.shape}")
     if n and (observer.min() < 0 or observer.max() >= P):
         raise ValueError(f"observer seats must be in 0..{P - 1}")
-    L = layout(P)
-    out = np.zeros((n, size(P)), dtype=np.float32)
-    rows = np.arange(n)
+    L = dict(_layout(P))
+    S = size(P)
+    # Every feature is an integer times a fixed per-entry factor: build the integers, scale once.
+    # Work on flat arrays: numpy is slow on many short rows.
+    ints = np.zeros((n, S), dtype=np.int16)
+    flat = ints.reshape(-1)
+    base = np.arange(0, n * S, S)  # flat index of each row's first entry
 
-    order = (observer[:, None] + np.arange(P)[None, :]) % P  # relative -> absolute seat
-    up = SLOT_FLAGS[engine.face_up[g[:, None], order]]  # (n, P, 12)
-    removed = SLOT_FLAGS[engine.removed[g[:, None], order]]
-    values = engine.values[g[:, None], order]
-    grids = out[:, : P * GRID_FEATURES].reshape(n, P, 3, SLOTS)
-    grids[:, :, 0] = np.where(up & ~removed, values, 0) * np.float32(1 / MAX_VALUE)
-    grids[:, :, 1] = ~up
-    grids[:, :, 2] = removed
+    # State row of (game, relative seat r) is game * P + (observer + r) % P, flattened over (n, P).
+    cell = np.repeat(g * P, P) + _take_rows(_rotations(P), observer).reshape(-1)
+    up = engine.face_up.reshape(-1)[cell]
+    removed = engine.removed.reshape(-1)[cell]
+    values = _take_rows(engine.values.reshape(-1, SLOTS), cell).astype(np.int8, copy=False)
+    values *= np.take(_SHOWN, up & ~removed).view(np.int8).reshape(-1, SLOTS)
+    grids = np.empty((n * P, 3), dtype=_ROW)  # per seat: shown values, face-down flags, removed flags
+    grids[:, 0] = values.view(_ROW)[:, 0]
+    grids[:, 1] = np.take(_HIDDEN, up)
+    grids[:, 2] = np.take(_SHOWN, removed)
+    ints[:, : P * GRID_FEATURES] = grids.view(np.int8).reshape(n, P * GRID_FEATURES)
 
-    top = engine.discard_pile[g, np.maximum(engine.discard_size[g] - 1, 0)]
-    out[rows, L["discard_top"].start + top - MIN_VALUE] = engine.discard_size[g] > 0
+    size_ = engine.discard_size[g]
+    top = engine.discard_pile.reshape(-1)[g * DECK_SIZE + np.maximum(size_ - 1, 0)]
+    flat[base + (L["discard_top"].start - MIN_VALUE) + top] = size_ > 0
 
     phase = engine.phase[g]
     to_act = engine.current[g] == observer
-    holding = (phase == TAKEN) | ((phase == DRAWN) & to_act)
-    held = g[holding]
-    out[rows[holding], L["held"].start + engine.held[held] - MIN_VALUE] = 1.0
-    out[rows, L["held_source"].start] = phase == DRAWN
-    out[rows, L["held_source"].start + 1] = phase == TAKEN
-    column = _PHASE_COLUMN[phase]
-    in_play = column >= 0
-    out[rows[in_play], L["phase"].start + column[in_play]] = 1.0
+    drawn = phase == DRAWN
+    taken = phase == TAKEN
+    seen_drawn = drawn & to_act  # a drawn card is seen by the drawer only (R10)
+    holding = np.flatnonzero(taken | seen_drawn)
+    flat[base[holding] + (L["held"].start - MIN_VALUE) + engine.held[g[holding]]] = 1
+    ints[:, L["held_source"].start] = drawn
+    ints[:, L["held_source"].start + 1] = taken
+    in_play = np.flatnonzero(phase < _PHASE_COLUMNS)
+    flat[base[in_play] + L["phase"].start + phase[in_play]] = 1
 
-    unseen = engine.unseen[g].astype(np.float32)
-    seen_drawn = (phase == DRAWN) & to_act
-    unseen[rows[seen_drawn], engine.held[g[seen_drawn]] - MIN_VALUE] -= 1
-    out[:, L["unseen"]] = unseen * _INV_COUNTS
+    unseen = ints[:, L["unseen"]]
+    unseen[...] = _take_rows(engine.unseen, g)
+    mine = np.flatnonzero(seen_drawn)
+    unseen[mine, engine.held[g[mine]].astype(np.intp) - MIN_VALUE] -= 1
 
-    out[:, L["draw_size"].start] = engine.draw_size[g] * np.float32(1 / DECK_SIZE)
-    out[:, L["totals"]] = engine.totals[g[:, None], order] * np.float32(1 / engine.rules.end_score)
-    out[:, L["to_act"].start] = to_act
+    ints[:, L["draw_size"].start] = engine.draw_size[g]
+    ints[:, L["totals"]] = engine.totals.reshape(-1)[cell].reshape(n, P)
+    ints[:, L["to_act"].start] = to_act
     ender = engine.ender[g].astype(np.int64)
-    ending = ender >= 0
-    out[:, L["round_ending"].start] = ending
-    out[rows[ending], L["ender"].start + (ender[ending] - observer[ending]) % P] = 1.0
-    return out
+    ending = np.flatnonzero(ender >= 0)
+    ints[ending, L["round_ending"].start] = 1
+    flat[base[ending] + L["ender"].start + (ender[ending] - observer[ending]) % P] = 1
+    return np.multiply(ints, _scale(P, engine.rules.end_score), dtype=np.float32)
 
+
+@lru_cache(maxsize=None)
+def _rotations(num_players: int) -> np.ndarray:
+    """Row o: the absolute seats of relative seats 0..P-1 seen from observer o."""
+    seats = np.arange(num_players)
+    return (seats[:, None] + seats) % num_players
+
+
+def _take_rows(array: np.ndarray, index: np.ndarray) -> np.ndarray:
+    """``array[index]`` for a C-contiguous 2-D array, each row gathered as one scalar (fast for short rows)."""
+    rows = array.view(np.dtype((np.void, array.dtype.itemsize * array.shape[1])))[:, 0]
+    return np.take(rows, index).view(array.dtype).reshape(*index.shape, array.shape[1])
