@@ -1,0 +1,114 @@
+"""A trained actor network as a batched numpy policy: no torch needed to play.
+
+The network is a multilayer perceptron ``obs -> hidden layers -> 26 logits``; illegal actions are
+masked out and the best legal action is played (or one is sampled, with ``greedy=False``).
+Weights and metadata live in one ``.npz`` file, so shipped agents load with numpy alone.
+"""
+
+from __future__ import annotations
+
+import json
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from skyjo_env.actions import NUM_ACTIONS
+
+ACTIVATIONS = {
+    "tanh": np.tanh,
+    "relu": lambda x: np.maximum(x, 0.0, out=x),
+}
+
+
+class MLPPolicy:
+    """Masked MLP policy over observations of a fixed player count.
+
+    Args:
+        weights: ``[(W, b), ...]`` per layer, ``W`` of shape ``(in, out)``; the last layer
+            outputs the 26 action logits.
+        activation: ``"tanh"`` or ``"relu"``, applied after every layer but the last.
+        name: label in tournaments.
+        greedy: play the most probable legal action; otherwise sample from the masked softmax.
+        metadata: free-form facts about the agent (players, training steps, ...).
+        seed: seeds sampling when ``greedy`` is False.
+    """
+
+    def __init__(
+        self,
+        weights: list[tuple[np.ndarray, np.ndarray]],
+        activation: str = "tanh",
+        name: str = "mlp",
+        *,
+        greedy: bool = True,
+        metadata: dict[str, Any] | None = None,
+        seed: int | None = None,
+    ) -> None:
+        if activation not in ACTIVATIONS:
+            raise ValueError(f"activation={activation!r} is not allowed; use one of {sorted(ACTIVATIONS)}")
+        if not weights or weights[-1][0].shape[1] != NUM_ACTIONS:
+            raise ValueError(f"the last layer must output {NUM_ACTIONS} logits")
+        for (w0, _), (w1, _) in zip(weights, weights[1:]):
+            if w0.shape[1] != w1.shape[0]:
+                raise ValueError(f"layer shapes do not chain: {w0.shape} then {w1.shape}")
+        self.weights = [(np.asarray(w, np.float32), np.asarray(b, np.float32)) for w, b in weights]
+        self.activation = activation
+        self.name = name
+        self.greedy = greedy
+        self.metadata = dict(metadata or {})
+        self.rng = np.random.default_rng(seed)
+
+    @property
+    def obs_size(self) -> int:
+        return self.weights[0][0].shape[0]
+
+    def logits(self, observations: np.ndarray) -> np.ndarray:
+        """Unmasked action logits ``(N, 26)``."""
+        x = np.asarray(observations, dtype=np.float32)
+        if x.ndim != 2 or x.shape[1] != self.obs_size:
+            raise ValueError(
+                f"observations must have shape (N, {self.obs_size}) for this agent "
+                f"({self.metadata.get('players', '?')} players), got {x.shape}"
+            )
+        act = ACTIVATIONS[self.activation]
+        for w, b in self.weights[:-1]:
+            x = act(x @ w + b)
+        w, b = self.weights[-1]
+        return x @ w + b
+
+    def __call__(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
+        logits = self.logits(observations)
+        masks = np.asarray(action_masks, dtype=bool)
+        logits[~masks] = -np.inf
+        if self.greedy:
+            return logits.argmax(axis=1)
+        z = logits - logits.max(axis=1, keepdims=True)
+        p = np.exp(z)
+        cumulative = np.cumsum(p, axis=1)
+        u = self.rng.random((len(p), 1)) * cumulative[:, -1:]
+        return np.minimum((cumulative < u).sum(axis=1), NUM_ACTIONS - 1)
+
+    # ------------------------------------------------------------------ files
+    def save(self, path: str | Path) -> None:
+        """Write weights and metadata to one ``.npz`` file."""
+        arrays = {f"w{i}": w for i, (w, _) in enumerate(self.weights)}
+        arrays |= {f"b{i}": b for i, (_, b) in enumerate(self.weights)}
+        header = {"format": "skyjo-env/mlp-policy", "version": 1, "activation": self.activation,
+                  "name": self.name, "layers": len(self.weights), "metadata": self.metadata}
+        with open(path, "wb") as f:
+            np.savez_compressed(f, header=np.array(json.dumps(header)), **arrays)
+
+    @classmethod
+    def load(cls, path: str | Path, **kwargs: Any) -> MLPPolicy:
+        """Read a file written by :meth:`save`; raises ``ValueError`` if it is not one."""
+        try:
+            with np.load(path, allow_pickle=False) as data:
+                header = json.loads(str(data["header"]))
+                weights = [(data[f"w{i}"], data[f"b{i}"]) for i in range(int(header["layers"]))]
+        except (OSError, KeyError, ValueError, EOFError, zipfile.BadZipFile) as exc:
+            raise ValueError(f"cannot read policy file {path}: {exc}") from exc
+        if header.get("format") != "skyjo-env/mlp-policy":
+            raise ValueError(f"{path} is not a skyjo-env policy file (format {header.get('format')!r})")
+        options = {"name": header["name"], "metadata": header["metadata"]} | kwargs
+        return cls(weights, header["activation"], **options)

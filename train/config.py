@@ -1,0 +1,108 @@
+"""The one configuration object of a PPO training run, with documented defaults.
+
+Every field can be set from ``skyjo train`` (``--field value``) or from a JSON file
+(``--config run.json``); the run's output folder keeps the resolved ``config.json``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+#: Opponent kinds a mixture may name: heuristic agent names, or "self" for the snapshot pool.
+SELF = "self"
+
+
+@dataclass
+class TrainConfig:
+    """Hyper-parameters and bookkeeping of a MaskablePPO run (defaults: the README's main job).
+
+    Attributes:
+        players: seats at the table (2..8); the learner takes a random seat each game.
+        total_timesteps: learner actions to train for.
+        num_envs: games stepped together in the batched vector env.
+        opponents: mixture weights over opponent kinds; each game draws one kind for all its
+            opponent seats. Names are agent names (``agents.make``) or ``"self"``: a frozen
+            earlier snapshot of the learner from the pool.
+        snapshot_every: learner steps between snapshots added to the self-play pool.
+        pool_size: most recent snapshots kept in the pool.
+        reward: environment reward mode, ``"score"`` (each round: opponents' mean round score
+            minus one's own, divided by ``reward_scale``) or ``"result"`` (+1/-1 at game end).
+        reward_scale: divisor of ``"score"`` rewards, to keep returns near unit scale.
+        learning_rate, n_steps, batch_size, n_epochs, gamma, gae_lambda, clip_range, ent_coef,
+        vf_coef, max_grad_norm: PPO hyper-parameters (n_steps per env per rollout).
+        net_arch: hidden layer sizes of the policy and value networks.
+        activation: ``"tanh"`` or ``"relu"``.
+        eval_every: learner steps between evaluations (0: only at the end).
+        eval_games: complete games per heuristic in each evaluation.
+        eval_opponents: heuristics the learner is evaluated against (win rate in TensorBoard).
+        checkpoint_every: learner steps between checkpoints (0: only at the end).
+        seed: seeds the environment, the opponents and torch.
+        out_dir: folder for checkpoints, TensorBoard logs, the final agent and its results.
+    """
+
+    players: int = 2
+    total_timesteps: int = 3_000_000
+    num_envs: int = 256
+    opponents: dict[str, float] = field(
+        default_factory=lambda: {"counting": 0.4, "threshold": 0.2, "random": 0.05, SELF: 0.35}
+    )
+    snapshot_every: int = 250_000
+    pool_size: int = 8
+    reward: str = "score"
+    reward_scale: float = 10.0
+    learning_rate: float = 3e-4
+    n_steps: int = 64
+    batch_size: int = 4096
+    n_epochs: int = 4
+    gamma: float = 0.995
+    gae_lambda: float = 0.95
+    clip_range: float = 0.2
+    ent_coef: float = 0.01
+    vf_coef: float = 0.5
+    max_grad_norm: float = 0.5
+    net_arch: list[int] = field(default_factory=lambda: [256, 256])
+    activation: str = "relu"
+    eval_every: int = 500_000
+    eval_games: int = 1000
+    eval_opponents: list[str] = field(default_factory=lambda: ["random", "threshold", "counting"])
+    checkpoint_every: int = 500_000
+    seed: int = 0
+    out_dir: str = "runs/ppo"
+
+    def __post_init__(self) -> None:
+        if not 2 <= self.players <= 8:
+            raise ValueError(f"players={self.players!r} is not allowed; use 2 to 8")
+        for name in ("total_timesteps", "num_envs", "n_steps", "batch_size", "n_epochs", "pool_size", "eval_games"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name}={getattr(self, name)!r} is not allowed; use a positive integer")
+        if not self.opponents or any(w < 0 for w in self.opponents.values()) or sum(self.opponents.values()) <= 0:
+            raise ValueError(f"opponents={self.opponents!r} must map opponent kinds to non-negative weights, not all 0")
+        if self.reward not in ("score", "result"):
+            raise ValueError(f"reward={self.reward!r} is not allowed; use 'score' or 'result'")
+        if self.activation not in ("tanh", "relu"):
+            raise ValueError(f"activation={self.activation!r} is not allowed; use 'tanh' or 'relu'")
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def save(self, path: str | Path) -> None:
+        Path(path).write_text(json.dumps(self.to_dict(), indent=2) + "\n")
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> TrainConfig:
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise ValueError(f"unknown config field(s) {unknown}; known fields are {sorted(known)}")
+        return cls(**data)
+
+    @classmethod
+    def load(cls, path: str | Path) -> TrainConfig:
+        try:
+            data = json.loads(Path(path).read_text())
+        except (OSError, json.JSONDecodeError) as exc:
+            raise ValueError(f"cannot read config {path}: {exc}") from exc
+        return cls.from_dict(data)

@@ -1,0 +1,83 @@
+"""The opponent mixture of a training run: heuristics plus a pool of frozen learner snapshots.
+
+A snapshot is the learner's actor network copied into an :class:`~agents.mlp_policy.MLPPolicy`
+(numpy, batched), so opponents cost no torch calls. The mixture's ``"self"`` weight is shared
+evenly by the snapshots in the pool; the pool keeps the ``pool_size`` most recent ones.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import torch
+
+import agents
+from agents.base import Policy
+from agents.mlp_policy import MLPPolicy
+from train.config import SELF
+
+
+def actor_weights(policy: torch.nn.Module) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The actor layers ``[(W, b), ...]`` (``W`` as ``(in, out)``) of an SB3 actor-critic policy."""
+    layers = [m for m in policy.mlp_extractor.policy_net if isinstance(m, torch.nn.Linear)]
+    layers.append(policy.action_net)
+    return [(m.weight.detach().cpu().numpy().T.copy(), m.bias.detach().cpu().numpy().copy()) for m in layers]
+
+
+def snapshot(policy: torch.nn.Module, activation: str, name: str, metadata: dict) -> MLPPolicy:
+    """A frozen numpy copy of the learner's actor."""
+    return MLPPolicy(actor_weights(policy), activation, name, metadata=metadata)
+
+
+class OpponentPool:
+    """Heuristic opponents and learner snapshots with the weights of a mixture."""
+
+    def __init__(self, mixture: dict[str, float], pool_size: int, seed: int = 0) -> None:
+        unknown = sorted(set(mixture) - set(agents.names()) - {SELF})
+        if unknown:
+            raise ValueError(f"unknown opponent(s) {unknown}; use {SELF!r} or one of {agents.names()}")
+        self.mixture = dict(mixture)
+        self.pool_size = pool_size
+        self.heuristics = {name: agents.make(name, seed=seed + i) for i, name in enumerate(mixture) if name != SELF}
+        self.snapshots: list[MLPPolicy] = []
+
+    def add(self, policy: MLPPolicy) -> None:
+        """Put a snapshot into the pool, dropping the oldest beyond ``pool_size``."""
+        self.snapshots.append(policy)
+        del self.snapshots[: -self.pool_size]
+
+    def policies_and_weights(self) -> tuple[list[Policy], list[float]]:
+        """The opponents and their sampling weights (zero-weight kinds left out)."""
+        policies: list[Policy] = []
+        weights: list[float] = []
+        for name, weight in self.mixture.items():
+            if weight <= 0:
+                continue
+            if name == SELF:
+                for snap in self.snapshots:
+                    policies.append(snap)
+                    weights.append(weight / len(self.snapshots))
+            else:
+                policies.append(self.heuristics[name])
+                weights.append(weight)
+        if not policies:
+            raise ValueError("the opponent mixture is empty: add a snapshot before using 'self' alone")
+        return policies, weights
+
+    # ------------------------------------------------------------------ checkpoints
+    def save(self, folder: Path) -> None:
+        folder.mkdir(parents=True, exist_ok=True)
+        for old in folder.glob("snapshot-*.npz"):
+            old.unlink()
+        for i, snap in enumerate(self.snapshots):
+            snap.save(folder / f"snapshot-{i:03d}.npz")
+        (folder / "pool.json").write_text(json.dumps({"count": len(self.snapshots)}) + "\n")
+
+    def load(self, folder: Path) -> None:
+        try:
+            count = json.loads((folder / "pool.json").read_text())["count"]
+        except (OSError, ValueError, KeyError) as exc:
+            raise ValueError(f"checkpoint {folder} has no readable opponent pool: {exc}") from exc
+        self.snapshots = [MLPPolicy.load(folder / f"snapshot-{i:03d}.npz") for i in range(count)]
