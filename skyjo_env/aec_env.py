@@ -1,0 +1,211 @@
+# noqa: D212, D415
+"""
+# Skyjo
+
+| Creation           | `pettingzoo.make("aec", "skyjo_env/skyjo_v0")` or `skyjo_env.env()`     |
+|--------------------|------------------------------------------------------------------------|
+| Actions            | Discrete                                                               |
+| Parallel API       | No                                                                     |
+| Manual Control     | No                                                                     |
+| Agents             | `agents = ['player_0', ..., 'player_{P-1}']`                           |
+| Agents             | 2 to 8 (option `num_players`, default 2)                               |
+| Action Shape       | ()                                                                     |
+| Action Values      | Discrete(26)                                                           |
+| Observation Shape  | `{"observation": (38 * P + 54,), "action_mask": (26,)}`                |
+| Observation Values | observation float32 (see below), action_mask int8 {0, 1}               |
+
+Skyjo is a card game for 2 to 8 players (rules: RULES.md R1..R20). Each player has a grid of
+3 x 4 cards, face down at first; on each turn a player takes the discard pile's top card or draws
+one, and swaps it into the grid or (a drawn card) discards it and turns a card up. A column of
+three equal face-up cards is removed. A round ends one lap after a player has turned up all their
+cards; the game ends when a total reaches 100, and the lowest total wins.
+
+This environment is a view over a :class:`~skyjo_env.engine.SkyjoEngine` with one game and no
+auto-reset: the engine holds every rule.
+
+### Observation Space
+
+A dict per agent: ``"observation"`` is the flat float32 vector of
+:mod:`skyjo_env.observation` (38 * P + 54 entries, seats in order relative to the observer,
+nothing the observer may not see), ``"action_mask"`` is an int8 vector of the 26 actions with 1
+for each legal action. The mask is all zeros for every agent except the one to act.
+
+### Action Space
+
+| id      | name         | meaning                                                                    |
+|---------|--------------|----------------------------------------------------------------------------|
+| 0       | `draw`       | draw the top card of the draw pile (R8, R10)                               |
+| 1       | `take`       | take the top card of the discard pile (R8, R9)                             |
+| 2..13   | `replace k`  | put the card in hand into slot `k = id - 2` (slots are `row * 4 + column`) |
+| 14..25  | `flip k`     | turn slot `k = id - 14` face up: a setup flip (R5), or discard the drawn   |
+|         |              | card and flip (R10)                                                        |
+
+A turn takes one or two actions (setup: two flips per player, in seat order; then `take` +
+`replace`, `draw` + `replace`, or `draw` + `flip`), so the same agent may act several times in a
+row: always read `agent_selection`.
+
+### Rewards
+
+Option `reward`:
+
+* `"result"` (default): at the end of the game the winners (lowest total, R20) share +1 and the
+  others share -1, so rewards sum to 0; if all tie, all get 0. Zero at every other step.
+* `"score"`: at the end of every round, the mean round score of the opponents minus one's own.
+* `"none"`: always 0.
+
+An illegal action given to `env()` ends the game with -1 for the agent that made it and 0 for the
+others (PettingZoo's classic convention, `TerminateIllegalWrapper`); `raw_env` raises a
+`ValueError` that names the action and the legal ones instead.
+
+### Options
+
+Every field of :class:`~skyjo_env.rules.Rules` (`num_players`, `column_rule`,
+`column_rule_at_final_reveal`, `end_score`, `next_starter`, `episode`), plus `reward`,
+`render_mode` (`"human"` prints the text table, `"ansi"` returns it, `"rgb_array"` returns an
+image; all show public information only) and `max_steps` (truncate the game after this many
+actions of all agents together; default none).
+
+At the end of the game each agent's info holds `"total"` (its game total) and `"winner"`.
+`reset(seed=...)` seeds the deal; `options` is accepted and unused.
+
+### Version History
+
+* v0: Initial version.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium
+import numpy as np
+from gymnasium.utils import EzPickle
+from pettingzoo import AECEnv
+from pettingzoo.utils import wrappers
+
+from skyjo_env import render
+from skyjo_env.actions import NUM_ACTIONS
+from skyjo_env.arguments import check_max_steps, check_render_mode, checked_action, rules_from
+from skyjo_env.engine import OVER, PHASE_NAMES, SkyjoEngine
+from skyjo_env.observation import observe
+from skyjo_env.spaces import action_space, mask_space, observation_space
+
+ENV_OPTIONS = ("reward", "render_mode", "max_steps")
+
+
+def env(**options: Any) -> AECEnv:
+    """A :class:`raw_env` in PettingZoo's standard classic wrappers (an illegal move loses the game)."""
+    aec = raw_env(**options)
+    aec = wrappers.TerminateIllegalWrapper(aec, illegal_reward=-1)
+    aec = wrappers.AssertOutOfBoundsWrapper(aec)
+    return wrappers.OrderEnforcingWrapper(aec)
+
+
+class raw_env(AECEnv, EzPickle):
+    """Skyjo as a PettingZoo AEC environment; see the module docstring."""
+
+    metadata = {
+        "name": "skyjo_v0",
+        "render_modes": ["human", "ansi", "rgb_array"],
+        "is_parallelizable": False,
+        "render_fps": 2,
+    }
+
+    def __init__(
+        self,
+        *,
+        reward: str = "result",
+        render_mode: str | None = None,
+        max_steps: int | None = None,
+        **rule_options: Any,
+    ) -> None:
+        EzPickle.__init__(self, reward=reward, render_mode=render_mode, max_steps=max_steps, **rule_options)
+        super().__init__()
+        rules = rules_from(rule_options, ENV_OPTIONS)
+        check_render_mode(render_mode, self.metadata["render_modes"])
+        check_max_steps(max_steps)
+        self.engine = SkyjoEngine(rules, 1, auto_reset=False, reward=reward)
+        self.rules = rules
+        self.render_mode = render_mode
+        self.max_steps = max_steps
+        self.possible_agents = [f"player_{i}" for i in range(rules.num_players)]
+        self.agents = []
+        self.action_spaces = {a: action_space() for a in self.possible_agents}
+        self.observation_spaces = {
+            a: gymnasium.spaces.Dict({"observation": observation_space(rules.num_players), "action_mask": mask_space()})
+            for a in self.possible_agents
+        }
+        self._seat = {a: i for i, a in enumerate(self.possible_agents)}
+        self._mask: np.ndarray | None = None  # legal actions of the seat to act, cached per state
+
+    # ------------------------------------------------------------------ PettingZoo API
+    def observation_space(self, agent: str) -> gymnasium.spaces.Space:
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent: str) -> gymnasium.spaces.Space:
+        return self.action_spaces[agent]
+
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        self.engine.reset(seed)
+        self.agents = self.possible_agents[:]
+        self.rewards = dict.fromkeys(self.agents, 0.0)
+        self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
+        self.terminations = dict.fromkeys(self.agents, False)
+        self.truncations = dict.fromkeys(self.agents, False)
+        self.infos = {a: {} for a in self.agents}
+        self._mask = None
+        self.agent_selection = self.possible_agents[int(self.engine.current[0])]
+
+    def observe(self, agent: str) -> dict[str, np.ndarray]:
+        seat = self._seat[agent]
+        mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
+        if seat == self.engine.current[0] and self.engine.phase[0] != OVER:
+            mask[self._legal()] = 1
+        return {"observation": observe(self.engine, seat)[0], "action_mask": mask}
+
+    def step(self, action: int | np.integer | None) -> None:
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(action)
+            return
+        phase = PHASE_NAMES[int(self.engine.phase[0])]
+        a = checked_action(action, self._legal(), f"{agent} in phase {phase}")
+        self._cumulative_rewards[agent] = 0.0
+        result = self.engine.step(np.array([a]), check=False)
+        self._mask = None
+        rewards = result.rewards[0]
+        self.rewards = {name: float(rewards[self._seat[name]]) for name in self.agents}
+        if result.game_over[0]:
+            self.terminations = dict.fromkeys(self.agents, True)
+            for name in self.agents:
+                seat = self._seat[name]
+                self.infos[name] = {"total": int(result.totals[0, seat]), "winner": bool(result.winners[0, seat])}
+            self.agent_selection = self.possible_agents[(self._seat[agent] + 1) % len(self.possible_agents)]
+        else:
+            if self.max_steps is not None and self.engine.steps[0] >= self.max_steps:
+                self.truncations = dict.fromkeys(self.agents, True)
+            self.agent_selection = self.possible_agents[int(self.engine.current[0])]
+        self._accumulate_rewards()
+        if self.render_mode == "human":
+            self.render()
+
+    def render(self) -> str | np.ndarray | None:
+        if self.render_mode is None:
+            gymnasium.logger.warn("You are calling render method without specifying any render mode.")
+            return None
+        if self.render_mode == "rgb_array":
+            return render.render_rgb(self.engine, 0)
+        text = render.render_text(self.engine, 0)
+        if self.render_mode == "ansi":
+            return text
+        print(text)
+        return None
+
+    def close(self) -> None:
+        """Nothing to release: rendering opens no window."""
+
+    # ------------------------------------------------------------------ helpers
+    def _legal(self) -> np.ndarray:
+        if self._mask is None:
+            self._mask = self.engine.legal_mask()[0]
+        return self._mask

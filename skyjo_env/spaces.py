@@ -1,0 +1,37 @@
+"""The Gymnasium spaces shared by every environment: actions, observations and action masks."""
+
+from __future__ import annotations
+
+import numpy as np
+from gymnasium import spaces
+
+from skyjo_env.actions import NUM_ACTIONS
+from skyjo_env.cards import MAX_VALUE, MIN_VALUE, SLOTS
+from skyjo_env.observation import layout, size
+
+
+def action_space(seed: int | None = None) -> spaces.Discrete:
+    """``Discrete(26)``: the action ids of :mod:`skyjo_env.actions`."""
+    return spaces.Discrete(NUM_ACTIONS, seed=seed)
+
+
+def observation_space(num_players: int, seed: int | None = None) -> spaces.Box:
+    """The flat float32 observation of :mod:`skyjo_env.observation`, with the bounds of each entry.
+
+    Card values lie in [-2/12, 1] and every other entry in [0, 1], except the game totals: they
+    are unbounded in principle (a game of rounds with negative scores need never end), so their
+    bounds are infinite.
+    """
+    L = layout(num_players)
+    low = np.zeros(size(num_players), dtype=np.float32)
+    high = np.ones(size(num_players), dtype=np.float32)
+    for r in range(num_players):
+        low[L[f"grid_{r}"].start : L[f"grid_{r}"].start + SLOTS] = MIN_VALUE / MAX_VALUE
+    low[L["totals"]] = -np.inf
+    high[L["totals"]] = np.inf
+    return spaces.Box(low, high, dtype=np.float32, seed=seed)
+
+
+def mask_space(seed: int | None = None) -> spaces.Box:
+    """An int8 legal-action mask: entry ``a`` is 1 when action ``a`` is legal."""
+    return spaces.Box(0, 1, shape=(NUM_ACTIONS,), dtype=np.int8, seed=seed)

@@ -1,0 +1,194 @@
+"""The PettingZoo AEC environment: PettingZoo's own API, seed and render tests, plus its conventions."""
+
+from __future__ import annotations
+
+import pickle
+import subprocess
+import sys
+
+import numpy as np
+import pettingzoo
+import pytest
+from pettingzoo.test import api_test, render_test, seed_test
+
+import skyjo_env
+from skyjo_env import Rules, SkyjoEngine
+from skyjo_env.aec_env import env, raw_env
+from skyjo_env.observation import observe, size
+
+pytestmark = pytest.mark.filterwarnings(
+    # PettingZoo's api_test says this of every dict observation, its own classic envs' included.
+    "ignore:Observation is not a NumPy array:UserWarning",
+    "ignore:Observation space for each agent probably should be:UserWarning",
+)
+
+
+def play(aec, seed: int) -> dict[str, float]:
+    """Play one game with uniformly random legal actions; returns each agent's summed rewards."""
+    rng = np.random.default_rng(seed)
+    aec.reset(seed=seed)
+    returns = dict.fromkeys(aec.possible_agents, 0.0)
+    for agent in aec.agent_iter():
+        obs, reward, terminated, truncated, info = aec.last()
+        returns[agent] += reward
+        action = None if terminated or truncated else int(rng.choice(np.flatnonzero(obs["action_mask"])))
+        aec.step(action)
+    return returns
+
+
+@pytest.mark.parametrize("options", [{}, {"num_players": 5, "end_score": 40}, {"num_players": 3, "reward": "score"}])
+def test_pettingzoo_api_test(options):
+    api_test(env(**options), num_cycles=2000)
+
+
+def test_pettingzoo_seed_test():
+    seed_test(env, num_cycles=300)
+
+
+def test_pettingzoo_render_test():
+    render_test(
+        lambda render_mode: env(num_players=3, render_mode=render_mode),
+        custom_tests={"ansi": lambda text: "player_2" in text and "draw pile" in text},
+    )
+
+
+def test_made_by_id_with_options_and_exposed_lazily():
+    made = pettingzoo.make("aec", "skyjo_env/skyjo_v0", num_players=4, end_score=50)
+    assert made.possible_agents == [f"player_{i}" for i in range(4)]
+    assert made.unwrapped.rules == Rules(num_players=4, end_score=50)
+    assert isinstance(made, pettingzoo.utils.wrappers.OrderEnforcingWrapper)
+    assert skyjo_env.env is env and skyjo_env.raw_env is raw_env
+    assert raw_env.metadata["name"] == "skyjo_v0" and raw_env.metadata["is_parallelizable"] is False
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        # The engine alone pulls in neither framework.
+        "import sys, skyjo_env.engine; assert not {'gymnasium', 'pettingzoo'} & set(sys.modules)",
+        # Registration works whichever is imported first.
+        "import skyjo_env, pettingzoo; pettingzoo.make('aec', 'skyjo_env/skyjo_v0')",
+        "import pettingzoo, skyjo_env; pettingzoo.make('aec', 'skyjo_env/skyjo_v0')",
+    ],
+)
+def test_imports(code):
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_observations_and_masks_follow_the_engine():
+    aec = raw_env(num_players=3)
+    aec.reset(seed=4)
+    rng = np.random.default_rng(4)
+    for _ in range(200):
+        engine = aec.engine
+        acting = aec.agent_selection
+        assert acting == f"player_{engine.current[0]}"
+        for seat, agent in enumerate(aec.agents):
+            obs = aec.observe(agent)
+            assert obs["observation"].shape == (size(3),) and obs["action_mask"].dtype == np.int8
+            np.testing.assert_array_equal(obs["observation"], observe(engine, seat)[0])
+            expected = engine.legal_mask()[0] if agent == acting else np.zeros(26, dtype=bool)
+            np.testing.assert_array_equal(obs["action_mask"], expected)
+            assert aec.observation_space(agent).contains(obs)
+        aec.step(int(rng.choice(np.flatnonzero(engine.legal_mask()[0]))))
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_result_rewards_are_zero_sum_and_name_the_winners(seed):
+    aec = env(num_players=3, end_score=40)
+    returns = play(aec, seed)
+    assert sum(returns.values()) == pytest.approx(0.0)
+    # PettingZoo removes finished agents; the final infos were read by last() before that.
+    aec.reset(seed=seed)
+    rng = np.random.default_rng(seed)
+    finals = {}
+    for agent in aec.agent_iter():
+        obs, reward, terminated, truncated, info = aec.last()
+        if terminated:
+            finals[agent] = (info, reward)
+        aec.step(None if terminated else int(rng.choice(np.flatnonzero(obs["action_mask"]))))
+    totals = {agent: info["total"] for agent, (info, _) in finals.items()}
+    winners = [agent for agent, (info, _) in finals.items() if info["winner"]]
+    assert winners == [agent for agent in totals if totals[agent] == min(totals.values())]
+    for agent, (_, reward) in finals.items():
+        share = 1 / len(winners) if agent in winners else -1 / (3 - len(winners))
+        assert reward == pytest.approx(share if len(winners) < 3 else 0.0)
+
+
+def test_score_rewards_match_the_engine():
+    """Replaying the same actions on a bare engine gives the same per-seat rewards."""
+    aec = raw_env(num_players=2, reward="score", end_score=30)
+    aec.reset(seed=3)
+    engine = SkyjoEngine(Rules(num_players=2, end_score=30), 1, auto_reset=False, reward="score")
+    engine.reset(3)
+    rng = np.random.default_rng(3)
+    rounds = 0
+    while aec.agents and not aec.terminations[aec.agent_selection]:
+        action = int(rng.choice(np.flatnonzero(engine.legal_mask()[0])))
+        aec.step(action)
+        result = engine.step(np.array([action]))
+        rounds += result.round_over[0]
+        assert [aec.rewards[f"player_{s}"] for s in range(2)] == result.rewards[0].tolist()
+    assert rounds >= 1
+
+
+def test_raw_env_rejects_illegal_actions_with_the_legal_ones():
+    aec = raw_env()
+    aec.reset(seed=0)
+    with pytest.raises(ValueError, match=r"illegal action 0 \(draw\) for player_0 in phase setup; legal actions: 14 \(flip 0\)"):
+        aec.step(0)
+    with pytest.raises(ValueError, match="illegal action 26 .out of range."):
+        aec.step(26)
+    with pytest.raises(ValueError, match="not an action id"):
+        aec.step("draw")
+    with pytest.raises(ValueError, match="not an action id"):
+        aec.step(True)
+    aec.step(np.int64(14))  # numpy integers are actions too
+    aec.step(np.array(15))
+    assert aec.engine.current[0] == 1
+
+
+def test_wrapped_env_ends_the_game_on_an_illegal_action(caplog):
+    aec = env()
+    aec.reset(seed=0)
+    aec.step(0)  # draw during setup
+    assert "Illegal move made" in caplog.text
+    final = {}
+    for agent in aec.agent_iter():
+        _, reward, terminated, _, _ = aec.last()
+        assert terminated
+        final[agent] = reward
+        aec.step(None)
+    assert final == {"player_0": -1.0, "player_1": 0.0}
+
+
+def test_max_steps_truncates_everyone():
+    aec = env(max_steps=7)
+    aec.reset(seed=1)
+    steps = 0
+    for agent in aec.agent_iter():
+        obs, _, terminated, truncated, _ = aec.last()
+        if truncated:
+            break
+        aec.step(int(np.flatnonzero(obs["action_mask"])[0]))
+        steps += 1
+    assert steps == 7 and all(aec.truncations.values()) and not any(aec.terminations.values())
+
+
+def test_bad_options_are_named():
+    with pytest.raises(ValueError, match=r"unknown option\(s\) \['rewrd'\].*'reward'"):
+        raw_env(rewrd="result")
+    with pytest.raises(ValueError, match="reward='points' is not allowed"):
+        raw_env(reward="points")
+    with pytest.raises(ValueError, match="num_players=9"):
+        raw_env(num_players=9)
+    with pytest.raises(ValueError, match="render_mode='video'"):
+        raw_env(render_mode="video")
+    with pytest.raises(ValueError, match="max_steps=0"):
+        raw_env(max_steps=0)
+
+
+def test_pickles_with_its_options():
+    aec = pickle.loads(pickle.dumps(env(num_players=3, reward="score")))
+    assert aec.unwrapped.rules.num_players == 3 and aec.unwrapped.engine.reward_mode == "score"
+    assert sum(play(aec, 2).values()) == pytest.approx(0.0, abs=1e-4)
