@@ -162,6 +162,7 @@ class ReferenceGame:
     def end_round(self) -> Outcome:
         """R14, R16..R20 and the reward modes."""
         P = self.players
+        self.discards_before_reveal = len(self.discard_pile)
         for p in range(P):
             self.face_up[p] = [True] * 12
             if self.rules.column_rule and self.rules.column_rule_at_final_reveal:

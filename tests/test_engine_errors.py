@@ -7,7 +7,7 @@ import pytest
 from scenarios import OVER, SETUP, act, build_deck, new_engine
 
 from skyjo_env import Rules, SkyjoEngine
-from skyjo_env.actions import DRAW, FLIP, REPLACE, TAKE
+from skyjo_env.actions import DRAW, FLIP, TAKE
 from skyjo_env.sampling import sample_bits
 from skyjo_env.snapshot import _KEYS as SNAPSHOT_KEYS
 
