@@ -150,6 +150,7 @@ R7_SEAT1 = rows([6, 5, 1, 0], [2, 1, 0, 1], [3, 2, -1, 0])  # sum 20: the ender,
 R7_SEAT2_TIED = rows([2, -1, 0, 1], [1, 0, 2, -1], [0, 1, -2, 2])  # sum 5
 R7_SEAT2_HIGHER = rows([2, -1, 0, 1], [1, 0, 2, -1], [0, 1, -2, 3])  # sum 6
 
+
 def round2_deck(r6_pick: int) -> list[int]:
     """A deck for round 2 in which seat ``r6_pick`` reveals 12 + 12: R6 would pick it, R7 must not."""
     grids = [revealing(0, 1), revealing(1, 0), revealing(0, 0)]
