@@ -1,7 +1,8 @@
 """skyjo-env: a numpy-vectorised Skyjo engine with PettingZoo and Gymnasium environments.
 
 The engine imports numpy only. The environments load on first use: ``skyjo_env.env`` and
-``skyjo_env.raw_env`` (PettingZoo AEC) and ``skyjo_env.SkyjoEnv`` (Gymnasium). Importing the package
+``skyjo_env.raw_env`` (PettingZoo AEC), ``skyjo_env.SkyjoEnv`` (Gymnasium) and
+``skyjo_env.SkyjoVecEnv`` (stable-baselines3, from the ``train`` extra). Importing the package
 registers ``gymnasium.make("skyjo_env/Skyjo-v0")`` and ``pettingzoo.make("aec", "skyjo_env/skyjo_v0")``
 without importing Gymnasium or PettingZoo (see :mod:`skyjo_env.registration`).
 """
@@ -16,12 +17,13 @@ from skyjo_env.registration import register_all
 from skyjo_env.rules import Rules
 
 __version__ = "0.1.0"
-__all__ = ["Rules", "SkyjoEngine", "SkyjoEnv", "StepResult", "__version__", "env", "raw_env"]
+__all__ = ["Rules", "SkyjoEngine", "SkyjoEnv", "SkyjoVecEnv", "StepResult", "__version__", "env", "raw_env"]
 
 _LAZY = {
     "env": "skyjo_env.aec_env",
     "raw_env": "skyjo_env.aec_env",
     "SkyjoEnv": "skyjo_env.gym_env",
+    "SkyjoVecEnv": "skyjo_env.vector_env",
 }
 
 register_all()

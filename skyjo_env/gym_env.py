@@ -83,6 +83,7 @@ class SkyjoEnv(gymnasium.Env[np.ndarray, np.int64]):
         self.max_steps = max_steps
         self.render_mode = render_mode
         self._ended = True  # the episode is over (or not begun): reset() before step()
+        self._game = np.zeros(1, dtype=np.int64)  # the engine's one game
         self.observation_space = observation_space(P)
         self.action_space = action_space()
 
@@ -165,10 +166,8 @@ class SkyjoEnv(gymnasium.Env[np.ndarray, np.int64]):
         """Opponents act until it is the learner's turn, the game is over or out of steps."""
         P = self.rules.num_players
         while not self._over() and self.engine.current[0] != self.seat:
-            current = int(self.engine.current[0])
-            policy = self.opponents[(current - self.seat) % P - 1]
-            mask = self.engine.legal_mask()
-            self._advance(act(policy, observe(self.engine, current), mask))
+            policy = self.opponents[(int(self.engine.current[0]) - self.seat) % P - 1]
+            self._advance(act(policy, self.engine, self._game, self.engine.legal_mask()))
 
     def _observation(self) -> np.ndarray:
         return observe(self.engine, self.seat)[0]

@@ -105,6 +105,8 @@ def observe(engine: SkyjoEngine, seats: np.ndarray | int, games: np.ndarray | No
         raise ValueError(f"seats must be one seat or one per observed game ({n}), got shape {observer.shape}")
     if n and (observer.min() < 0 or observer.max() >= P):
         raise ValueError(f"observer seats must be in 0..{P - 1}")
+    if n == 1:
+        return _observe_one(engine, int(observer[0]), int(g[0]))
     L = dict(_layout(P))
     S = size(P)
     # Every feature is an integer times a fixed per-entry factor: build the integers, scale once.
@@ -154,6 +156,57 @@ def observe(engine: SkyjoEngine, seats: np.ndarray | int, games: np.ndarray | No
     ints[ending, L["round_ending"].start] = 1
     flat[base[ending] + L["ender"].start + (ender[ending] - observer[ending]) % P] = 1
     return np.multiply(ints, _scale(P, engine.rules.end_score), dtype=np.float32)
+
+
+def _observe_one(engine: SkyjoEngine, seat: int, game: int) -> np.ndarray:
+    """:func:`observe` of one game in plain Python (numpy's per-call cost dominates for one row).
+
+    The same integers times the same factors, so the result is identical to the batched one.
+    """
+    P = engine.num_players
+    L = dict(_layout(P))
+    ints = [0] * size(P)
+    values = engine.values[game].tolist()
+    ups = engine.face_up[game].tolist()
+    gone = engine.removed[game].tolist()
+    for r in range(P):
+        p = (seat + r) % P
+        up, removed = ups[p], gone[p]
+        start = r * GRID_FEATURES
+        ints[start : start + SLOTS] = [v * f for v, f in zip(values[p], _flags(up & ~removed))]
+        ints[start + SLOTS : start + 2 * SLOTS] = _flags(ALL_SLOTS & ~up)
+        ints[start + 2 * SLOTS : start + GRID_FEATURES] = _flags(removed)
+    size_ = int(engine.discard_size[game])
+    if size_:
+        ints[L["discard_top"].start + int(engine.discard_pile[game, size_ - 1]) - MIN_VALUE] = 1
+    phase = int(engine.phase[game])
+    to_act = int(engine.current[game]) == seat
+    held = int(engine.held[game]) - MIN_VALUE
+    if phase == TAKEN or (phase == DRAWN and to_act):
+        ints[L["held"].start + held] = 1
+    ints[L["held_source"].start] = int(phase == DRAWN)
+    ints[L["held_source"].start + 1] = int(phase == TAKEN)
+    if phase < _PHASE_COLUMNS:
+        ints[L["phase"].start + phase] = 1
+    unseen = engine.unseen[game].tolist()
+    if phase == DRAWN and to_act:
+        unseen[held] -= 1
+    ints[L["unseen"]] = unseen
+    ints[L["draw_size"].start] = int(engine.draw_size[game])
+    totals = engine.totals[game].tolist()
+    ints[L["totals"]] = [totals[(seat + r) % P] for r in range(P)]
+    ints[L["to_act"].start] = int(to_act)
+    ender = int(engine.ender[game])
+    if ender >= 0:
+        ints[L["round_ending"].start] = 1
+        ints[L["ender"].start + (ender - seat) % P] = 1
+    return np.multiply(np.array([ints], dtype=np.int16), _scale(P, engine.rules.end_score), dtype=np.float32)
+
+
+@lru_cache(maxsize=None)
+def _flags(bits: int) -> tuple[int, ...]:
+    """The 12 slot flags of a bit set, as ints."""
+    return tuple(bits >> k & 1 for k in range(SLOTS))
 
 
 @lru_cache(maxsize=None)

@@ -2,7 +2,9 @@
 
 Any callable with that signature plays (see :class:`agents.base.Policy`): it gets the ``(n, obs)``
 float32 observations of the seats it plays and their ``(n, 26)`` boolean legal-action masks, and
-returns ``n`` legal action ids.
+returns ``n`` legal action ids. A policy that never reads its observations may say so with an
+attribute ``observes = False``: it then gets an empty ``(n, 0)`` array, and the environment skips
+encoding observations for it.
 """
 
 from __future__ import annotations
@@ -12,6 +14,8 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from skyjo_env.actions import action_name
+from skyjo_env.engine import SkyjoEngine
+from skyjo_env.observation import observe
 
 OpponentPolicy = Callable[[np.ndarray, np.ndarray], np.ndarray]
 
@@ -38,8 +42,15 @@ def per_seat(opponents: OpponentPolicy | Sequence[OpponentPolicy], num_players: 
     return policies
 
 
-def act(policy: OpponentPolicy, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
-    """The policy's actions, checked: one integer per row, each legal under its mask."""
+def act(policy: OpponentPolicy, engine: SkyjoEngine, games: np.ndarray, masks: np.ndarray) -> np.ndarray:
+    """The policy's checked actions for the seats to act in ``games``, whose legal actions are ``masks``.
+
+    Each returned action is an integer legal under its mask, or a ``ValueError`` names the policy.
+    """
+    if getattr(policy, "observes", True):
+        observations = observe(engine, engine.current[games], games)
+    else:
+        observations = np.empty((len(games), 0), dtype=np.float32)
     actions = np.asarray(policy(observations, masks))
     n = masks.shape[0]
     if actions.shape != (n,) or actions.dtype.kind not in "iu":
