@@ -23,7 +23,8 @@ def _register_gymnasium(gymnasium: ModuleType) -> None:
 
 
 def _register_pettingzoo(pettingzoo: ModuleType) -> None:
-    pettingzoo.register("aec", PETTINGZOO_ID, entry_point="skyjo_env.aec_env:env")
+    if hasattr(pettingzoo, "register"):  # PettingZoo's registry is new in 1.27
+        pettingzoo.register("aec", PETTINGZOO_ID, entry_point="skyjo_env.aec_env:env")
 
 
 _REGISTRARS: dict[str, Callable[[ModuleType], None]] = {
