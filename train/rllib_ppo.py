@@ -16,7 +16,8 @@ output folder gets ``config.json`` (the run's settings), ``progress.jsonl`` (one
 per iteration) and ``checkpoint/`` (``Algorithm.save_to_path``), which
 :class:`agents.rllib_agent.RLlibPolicy` plays in tournaments.
 
-CLI: ``python -m train.rllib_ppo --players 2 --iterations 50 --env-runners 2 --out runs/rllib``.
+CLI: ``python -m train.rllib_ppo --players 2 --iterations 50 --env-runners 2 --out runs/rllib``
+(options: :func:`train.rllib_run.add_rllib_arguments`).
 Needs the ``distributed`` extra (``pip install -e ".[distributed]"``).
 """
 
@@ -28,7 +29,7 @@ import json
 import math
 import time
 import zlib
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict
 from functools import partial
 from pathlib import Path
 from typing import Any, Iterator
@@ -42,87 +43,14 @@ from ray.rllib.env.wrappers.pettingzoo_env import PettingZooEnv
 from ray.tune.registry import register_env
 
 from skyjo_env.aec_env import raw_env
-from skyjo_env.rules import Rules
 from train.rllib_module import MAIN, MaskedActorCritic
+from train.rllib_run import RLlibRun, add_rllib_arguments, run_rllib
 
 ENV_NAME = "skyjo_aec"
 FROZEN = "frozen"
-SELF_PLAY_MODES = ("shared", "frozen")
 CHECKPOINT_DIR = "checkpoint"
 #: Object store of a local Ray: small, since only weights and sample batches travel through it.
 LOCAL_OBJECT_STORE_BYTES = 512 * 1024**2
-
-
-@dataclass
-class RLlibRun:
-    """Settings of one RLlib PPO run.
-
-    Attributes:
-        players: seats at the table (2..8).
-        iterations: ``Algorithm.train()`` calls.
-        env_runners: remote EnvRunner actors sampling in parallel (0: sample in the driver).
-        envs_per_runner: environments each EnvRunner steps together.
-        self_play: ``"shared"`` or ``"frozen"`` (see the module docstring).
-        sync_every: iterations between copies of MAIN into FROZEN (``"frozen"`` only).
-        reward: environment reward mode, ``"score"`` (per round) or ``"result"`` (+1/-1 at game end).
-        rules: further options of the environment (``Rules`` fields other than ``num_players``).
-        batch_size: environment steps per training batch (all seats together).
-        minibatch_size, epochs, lr, gamma, gae_lambda, clip_param, entropy_coeff: PPO settings.
-        hidden: hidden layer sizes of the policy and value MLPs.
-        checkpoint_every: iterations between checkpoints (0: only at the end).
-        seed: seeds RLlib (environments, modules).
-        out: output folder.
-    """
-
-    players: int = 2
-    iterations: int = 50
-    env_runners: int = 2
-    envs_per_runner: int = 8
-    self_play: str = "shared"
-    sync_every: int = 5
-    reward: str = "score"
-    rules: dict[str, Any] = field(default_factory=dict)
-    batch_size: int = 8000
-    minibatch_size: int = 1000
-    epochs: int = 4
-    lr: float = 3e-4
-    gamma: float = 0.995
-    gae_lambda: float = 0.95
-    clip_param: float = 0.2
-    entropy_coeff: float = 0.01
-    hidden: list[int] = field(default_factory=lambda: [256, 256])
-    checkpoint_every: int = 10
-    seed: int = 0
-    out: str = "runs/rllib"
-
-    def __post_init__(self) -> None:
-        if not 2 <= self.players <= 8:
-            raise ValueError(f"players={self.players!r} is not allowed; use 2 to 8")
-        if self.self_play not in SELF_PLAY_MODES:
-            raise ValueError(f"self_play={self.self_play!r} is not allowed; use one of {SELF_PLAY_MODES}")
-        if self.reward not in ("score", "result"):
-            raise ValueError(f"reward={self.reward!r} is not allowed; use 'score' or 'result'")
-        if "num_players" in self.rules:
-            raise ValueError("set the player count with players, not rules['num_players']")
-        known = [f.name for f in fields(Rules) if f.name != "num_players"]
-        unknown = sorted(set(self.rules) - set(known))
-        if unknown:
-            raise ValueError(f"unknown rule option(s) {unknown}; rule options are {known}")
-        for name in ("iterations", "envs_per_runner", "sync_every", "batch_size", "minibatch_size", "epochs"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name}={getattr(self, name)!r} is not allowed; use a positive integer")
-        for name in ("env_runners", "checkpoint_every"):
-            if getattr(self, name) < 0:
-                raise ValueError(f"{name}={getattr(self, name)!r} is not allowed; use 0 or more")
-        if self.minibatch_size > self.batch_size:
-            raise ValueError(f"minibatch_size={self.minibatch_size} exceeds batch_size={self.batch_size}")
-        if not self.hidden or any(w < 1 for w in self.hidden):
-            raise ValueError(f"hidden={self.hidden!r} is not allowed; use one or more positive layer sizes")
-        raw_env(**self.env_config())  # the EnvRunners' own check, here before any actor starts
-
-    def env_config(self) -> dict[str, Any]:
-        """Keyword options of :class:`raw_env` for this run."""
-        return {"num_players": self.players, "reward": self.reward, **self.rules}
 
 
 def make_env(config: dict[str, Any]) -> PettingZooEnv:
@@ -160,9 +88,9 @@ def build_config(run: RLlibRun) -> PPOConfig:
         )
         .learners(num_learners=0)
         .training(
-            train_batch_size_per_learner=run.batch_size,
+            train_batch_size_per_learner=run.train_batch_size,
             minibatch_size=run.minibatch_size,
-            num_epochs=run.epochs,
+            num_epochs=run.num_epochs,
             lr=run.lr,
             gamma=run.gamma,
             lambda_=run.gae_lambda,
@@ -269,7 +197,7 @@ def train(run: RLlibRun, address: str | None = None, num_cpus: int | None = None
                         print(json.dumps(row))
                     if run.self_play == "frozen" and i % run.sync_every == 0:
                         sync_frozen(algo)
-                    if run.checkpoint_every and i % run.checkpoint_every == 0 and i < run.iterations:
+                    if run.checkpoint_frequency and i % run.checkpoint_frequency == 0 and i < run.iterations:
                         algo.save_to_path(str(checkpoint.resolve()))
             algo.save_to_path(str(checkpoint.resolve()))
         finally:
@@ -277,83 +205,8 @@ def train(run: RLlibRun, address: str | None = None, num_cpus: int | None = None
     return checkpoint
 
 
-def add_rllib_arguments(parser: argparse.ArgumentParser) -> None:
-    """Add the options of an RLlib run to ``parser`` (``python -m train.rllib_ppo`` and ``skyjo train``).
-
-    Option names that ``skyjo train`` may already define (``--players``, ``--seed``, ``--out``)
-    are added only if missing; :func:`run_rllib` reads them under the same names.
-    """
-    d = RLlibRun()
-    existing = set(parser._option_string_actions)  # noqa: SLF001 (argparse has no public lookup)
-    options = {
-        "--players": dict(type=int, default=d.players, help="seats at the table, 2..8"),
-        "--iterations": dict(type=int, default=d.iterations, help="Algorithm.train() calls"),
-        "--env-runners": dict(type=int, default=d.env_runners, help="remote EnvRunner actors (0: sample in the driver)"),
-        "--envs-per-runner": dict(type=int, default=d.envs_per_runner, help="environments per EnvRunner"),
-        "--address": dict(default=None, help="Ray cluster to join (HEAD:6379 or 'auto'); default: start a local Ray"),
-        "--num-cpus": dict(type=int, default=None, help="CPUs of a local Ray (default: env runners + 1)"),
-        "--self-play": dict(choices=SELF_PLAY_MODES, default=d.self_play, help="shared module, or MAIN vs a frozen copy"),
-        "--sync-every": dict(type=int, default=d.sync_every, help="iterations between copies of MAIN into the frozen copy"),
-        "--reward": dict(choices=("score", "result"), default=d.reward, help="environment reward mode"),
-        "--batch-size": dict(type=int, default=d.batch_size, help="environment steps per training batch"),
-        "--minibatch-size": dict(type=int, default=d.minibatch_size, help="SGD minibatch size"),
-        "--epochs": dict(type=int, default=d.epochs, help="passes over each batch"),
-        "--lr": dict(type=float, default=d.lr, help="learning rate"),
-        "--hidden": dict(type=int, nargs="+", default=d.hidden, help="hidden layer sizes"),
-        "--rule": dict(
-            action="append", default=[], metavar="NAME=VALUE",
-            help="a rule option of the environment, e.g. end_score=50 or column_rule=false (repeatable)",
-        ),
-        "--checkpoint-every": dict(type=int, default=d.checkpoint_every, help="iterations between checkpoints (0: end only)"),
-        "--seed": dict(type=int, default=d.seed, help="seeds RLlib (environments, modules)"),
-        "--out": dict(default=d.out, help="output folder: config.json, progress.jsonl, checkpoint/"),
-    }
-    group = parser.add_argument_group("Ray RLlib backend")
-    for flag, kwargs in options.items():
-        if flag not in existing:
-            group.add_argument(flag, **kwargs)
-
-
-def parse_rules(items: list[str]) -> dict[str, Any]:
-    """``["end_score=50", "column_rule=false"]`` -> ``{"end_score": 50, "column_rule": False}`` (JSON values, else text)."""
-    rules: dict[str, Any] = {}
-    for item in items:
-        name, sep, text = item.partition("=")
-        if not sep or not name:
-            raise ValueError(f"--rule {item!r} is not NAME=VALUE")
-        try:
-            rules[name] = json.loads(text)
-        except json.JSONDecodeError:
-            rules[name] = text
-    return rules
-
-
-def run_rllib(args: argparse.Namespace) -> Path:
-    """Train from parsed :func:`add_rllib_arguments` options; returns the checkpoint folder."""
-    run = RLlibRun(
-        players=args.players,
-        iterations=args.iterations,
-        env_runners=args.env_runners,
-        envs_per_runner=args.envs_per_runner,
-        self_play=args.self_play,
-        sync_every=args.sync_every,
-        reward=args.reward,
-        rules=parse_rules(args.rule),
-        batch_size=args.batch_size,
-        minibatch_size=args.minibatch_size,
-        epochs=args.epochs,
-        lr=args.lr,
-        hidden=list(args.hidden),
-        checkpoint_every=args.checkpoint_every,
-        seed=args.seed,
-        out=args.out,
-    )
-    checkpoint = train(run, address=args.address, num_cpus=args.num_cpus)
-    print(f"checkpoint: {checkpoint}")
-    return checkpoint
-
-
 def main(argv: list[str] | None = None) -> None:
+    """``python -m train.rllib_ppo``: the options of :func:`train.rllib_run.add_rllib_arguments`."""
     parser = argparse.ArgumentParser(prog="python -m train.rllib_ppo", description=__doc__.split("\n\n")[0])
     add_rllib_arguments(parser)
     run_rllib(parser.parse_args(argv))
