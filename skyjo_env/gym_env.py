@@ -17,8 +17,8 @@ no auto-reset; the engine holds every rule.
   losers at game end), ``"score"`` (at each round end: mean opponent round score minus one's own)
   or ``"none"``.
 * ``terminated`` when the game ends (then ``info`` also holds ``"totals"``, per absolute seat, and
-  ``"winner"``); ``truncated`` when option ``max_steps`` (actions of all seats in the game) is
-  reached.
+  ``"winner"``); ``truncated`` when, at the learner's turn, the game has had ``max_steps``
+  actions of all seats.
 
 Options: every :class:`~skyjo_env.rules.Rules` field (``num_players``, ``column_rule``, ...), plus
 ``seat`` (the learner's seat, or ``None``: drawn at random at each reset), ``opponents`` (one
@@ -116,10 +116,9 @@ class SkyjoEnv(gymnasium.Env[np.ndarray, np.int64]):
         a = checked_action(action, mask, f"the learner (seat {self.seat})")
         self._reward = 0.0
         self._advance(np.array([a]))
-        if not self._over():
-            self._opponents_play()
+        self._opponents_play()
         terminated = bool(self.engine.phase[0] == OVER)
-        truncated = not terminated and self._out_of_steps()
+        truncated = not terminated and self.max_steps is not None and bool(self.engine.steps[0] >= self.max_steps)
         self._ended = terminated or truncated
         info = self._info()
         if terminated:
@@ -156,16 +155,10 @@ class SkyjoEnv(gymnasium.Env[np.ndarray, np.int64]):
         self._last = self.engine.step(actions, check=False)
         self._reward += float(self._last.rewards[0, self.seat])
 
-    def _over(self) -> bool:
-        return bool(self.engine.phase[0] == OVER) or self._out_of_steps()
-
-    def _out_of_steps(self) -> bool:
-        return self.max_steps is not None and bool(self.engine.steps[0] >= self.max_steps)
-
     def _opponents_play(self) -> None:
-        """Opponents act until it is the learner's turn, the game is over or out of steps."""
+        """Opponents act until it is the learner's turn or the game is over (a few turns at most)."""
         P = self.rules.num_players
-        while not self._over() and self.engine.current[0] != self.seat:
+        while self.engine.phase[0] != OVER and self.engine.current[0] != self.seat:
             policy = self.opponents[(int(self.engine.current[0]) - self.seat) % P - 1]
             self._advance(act(policy, self.engine, self._game, self.engine.legal_mask()))
 

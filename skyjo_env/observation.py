@@ -109,9 +109,10 @@ def observe(engine: SkyjoEngine, seats: np.ndarray | int, games: np.ndarray | No
         return _observe_one(engine, int(observer[0]), int(g[0]))
     L = dict(_layout(P))
     S = size(P)
-    # Every feature is an integer times a fixed per-entry factor: build the integers, scale once.
-    # Work on flat arrays: numpy is slow on many short rows.
-    ints = np.zeros((n, S), dtype=np.int16)
+    # Every feature is an integer times a fixed per-entry factor: build the small integers as int8,
+    # scale them once, then write the two wide ones (draw pile size, totals) as floats.
+    # Work on flat arrays and whole-row scalars: numpy is slow on many short rows.
+    ints = np.zeros((n, S), dtype=np.int8)
     flat = ints.reshape(-1)
     base = np.arange(0, n * S, S)  # flat index of each row's first entry
 
@@ -121,11 +122,11 @@ def observe(engine: SkyjoEngine, seats: np.ndarray | int, games: np.ndarray | No
     removed = engine.removed.reshape(-1)[cell]
     values = _take_rows(engine.values.reshape(-1, SLOTS), cell).astype(np.int8, copy=False)
     values *= np.take(_SHOWN, up & ~removed).view(np.int8).reshape(-1, SLOTS)
-    grids = np.empty((n * P, 3), dtype=_ROW)  # per seat: shown values, face-down flags, removed flags
-    grids[:, 0] = values.view(_ROW)[:, 0]
-    grids[:, 1] = np.take(_HIDDEN, up)
-    grids[:, 2] = np.take(_SHOWN, removed)
-    ints[:, : P * GRID_FEATURES] = grids.view(np.int8).reshape(n, P * GRID_FEATURES)
+    # Per (game, seat): the 12-entry blocks shown values, face-down flags, removed flags.
+    blocks = np.ndarray((n, P, 3), dtype=_ROW, buffer=ints, strides=(S, GRID_FEATURES, SLOTS))
+    blocks[:, :, 0] = values.view(_ROW).reshape(n, P)
+    blocks[:, :, 1] = np.take(_HIDDEN, up).reshape(n, P)
+    blocks[:, :, 2] = np.take(_SHOWN, removed).reshape(n, P)
 
     size_ = engine.discard_size[g]
     top = engine.discard_pile.reshape(-1)[g * DECK_SIZE + np.maximum(size_ - 1, 0)]
@@ -148,14 +149,16 @@ def observe(engine: SkyjoEngine, seats: np.ndarray | int, games: np.ndarray | No
     mine = np.flatnonzero(seen_drawn)
     unseen[mine, engine.held[g[mine]].astype(np.intp) - MIN_VALUE] -= 1
 
-    ints[:, L["draw_size"].start] = engine.draw_size[g]
-    ints[:, L["totals"]] = engine.totals.reshape(-1)[cell].reshape(n, P)
     ints[:, L["to_act"].start] = to_act
     ender = engine.ender[g].astype(np.int64)
     ending = np.flatnonzero(ender >= 0)
     ints[ending, L["round_ending"].start] = 1
     flat[base[ending] + L["ender"].start + (ender[ending] - observer[ending]) % P] = 1
-    return np.multiply(ints, _scale(P, engine.rules.end_score), dtype=np.float32)
+    scale = _scale(P, engine.rules.end_score)
+    out = np.multiply(ints, scale, dtype=np.float32)
+    out[:, L["draw_size"].start] = engine.draw_size[g] * scale[L["draw_size"].start]
+    out[:, L["totals"]] = engine.totals.reshape(-1)[cell].reshape(n, P) * scale[L["totals"].start]
+    return out
 
 
 def _observe_one(engine: SkyjoEngine, seat: int, game: int) -> np.ndarray:

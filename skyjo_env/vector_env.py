@@ -15,8 +15,8 @@ assigned to the game when it starts.
   are observed, each opponent policy is called once on its games, and the engine steps them
   together. A game's reward sums the learner's engine rewards over all of that (option
   ``reward``: ``"result"``, ``"score"`` or ``"none"``, as :class:`~skyjo_env.engine.SkyjoEngine`).
-* A game that ends (or reaches ``max_steps`` actions of all seats: truncation, with
-  ``info["TimeLimit.truncated"]``) is reported done with ``info["terminal_observation"]`` and
+* A game that ends (or, at a learner turn, has had ``max_steps`` actions of all seats: truncation,
+  with ``info["TimeLimit.truncated"]``) is reported done with ``info["terminal_observation"]`` and
   ``info["opponent"]`` (the policy it was played against), and is dealt again at once: new seat,
   new opponent, opponents' moves up to the learner's first turn.
 * Opponents: a list of policies (``policy(observations, action_masks) -> actions``, see
@@ -58,8 +58,8 @@ class SkyjoVecEnv(VecEnv):
         seat: the learner's seat in every game, or ``None`` (default): a random seat per game.
         reward: ``"result"``, ``"score"`` or ``"none"`` (see :class:`~skyjo_env.engine.SkyjoEngine`).
         reward_scale: every reward is multiplied by this (e.g. 0.05 for ``"score"`` rewards).
-        max_steps: truncate a game after this many actions of all its seats (a guard against
-            policies that never end a round); ``None`` for no limit.
+        max_steps: truncate a game at the first learner turn after this many actions of all its
+            seats (a guard against policies that never end a round); ``None`` for no limit.
         seed: seeds the deals, the seats, the opponent draws and the default opponent.
         render_mode: ``None`` or ``"rgb_array"`` (:meth:`get_images`, each game from its learner's view).
     """
@@ -149,7 +149,8 @@ class SkyjoVecEnv(VecEnv):
         self._reset_seeds()
         self._reset_options()
         self._carry[:] = 0
-        self._new_games(self._all)
+        self._draw_seats_and_opponents(self._all)
+        self._advance(self._all, self._carry, [{} for _ in range(self.num_envs)], np.ones(self.num_envs, dtype=bool))
         self._bits = None
         return observe(self.engine, self.seats)
 
@@ -157,31 +158,18 @@ class SkyjoVecEnv(VecEnv):
         self._actions = np.asarray(actions)
 
     def step_wait(self) -> VecEnvStepReturn:
-        engine, seats = self.engine, self.seats
         actions = self._checked(self._actions)
         self._actions = None
-        rewards = self._carry.copy()
-        self._carry[:] = 0
-        result = engine.step(actions, check=False)
-        rewards += result.rewards[self._all, seats]
-        self._play_opponents(self._all, rewards)
-        over = engine.phase == OVER
-        done = over if self.max_steps is None else over | (engine.steps >= self.max_steps)
+        rewards, self._carry = self._carry, np.zeros(self.num_envs, dtype=np.float32)
+        result = self.engine.step(actions, check=False)
+        rewards += result.rewards[self._all, self.seats]
         infos: list[dict[str, Any]] = [{} for _ in range(self.num_envs)]
-        finished = np.flatnonzero(done)
-        if finished.size:
-            terminal = observe(engine, seats[finished], finished)
-            for i, g in enumerate(finished.tolist()):
-                infos[g]["terminal_observation"] = terminal[i]
-                infos[g]["opponent"] = self._pool[self._game_opponent[g]]
-                if not over[g]:
-                    infos[g]["TimeLimit.truncated"] = True
-            engine.reset_games(finished)
-            self._new_games(finished)
+        dones = np.zeros(self.num_envs, dtype=bool)
+        self._advance(self._all, rewards, infos, dones)
         self._bits = None
         if self.reward_scale != 1:
             rewards *= self.reward_scale
-        return observe(engine, seats), rewards, done, infos
+        return observe(self.engine, self.seats), rewards, dones, infos
 
     def action_masks(self) -> np.ndarray:
         """The learners' legal actions, ``(N, 26)`` booleans (for ``MaskablePPO``)."""
@@ -215,40 +203,67 @@ class SkyjoVecEnv(VecEnv):
         return [False] * len(self._indices(indices))
 
     # ------------------------------------------------------------------ helpers
-    def _new_games(self, games: np.ndarray) -> None:
-        """For games just dealt: draw seats and opponents, play up to each learner's first turn."""
+    def _draw_seats_and_opponents(self, games: np.ndarray) -> None:
+        """For games just dealt: the learner's seat and the opponent policy."""
         P = self.rules.num_players
         self.seats[games] = self._rng.integers(P, size=games.size) if self.fixed_seat is None else self.fixed_seat
         self._game_opponent[games] = self._rng.choice(len(self._pool), size=games.size, p=self._draw)
-        self._play_opponents(games, self._carry)
 
-    def _play_opponents(self, games: np.ndarray, rewards: np.ndarray) -> None:
-        """Opponents act in ``games`` until each is at its learner's turn, over or out of steps.
+    def _advance(self, games: np.ndarray, rewards: np.ndarray, infos: list[dict], dones: np.ndarray) -> None:
+        """Bring every game of ``games`` to its learner's turn, in batch.
 
-        The learners' rewards of these steps are added to ``rewards`` (indexed by game).
+        Opponents act in all the games where it is their turn, at once, until none is left. A game
+        that ends (or, at its learner's turn, has reached ``max_steps``) and is not yet ``dones``
+        is reported in ``infos`` and ``dones`` and dealt again, and its opponents play on in the
+        new game within the same loop. The learner's rewards go to ``rewards``, or to the carry of
+        the next step for games already done (they belong to the new game).
         """
         engine, seats = self.engine, self.seats
-        pending = games[self._opponent_to_act(games)]
-        while pending.size:
-            masks = engine.legal_mask(pending)
+        while games.size:
+            ended = self._ended(games) & ~dones[games]
+            if ended.any():
+                self._restart(games[ended], infos, dones)
+            games = games[engine.current[games] != seats[games]]
+            if not games.size:
+                return
+            masks = engine.legal_mask(games)
             if len(self._pool) == 1:
-                actions = act(self._pool[0], engine, pending, masks)
+                actions = act(self._pool[0], engine, games, masks)
             else:
-                group = self._game_opponent[pending]
-                actions = np.empty(pending.size, dtype=np.int64)
+                group = self._game_opponent[games]
+                actions = np.empty(games.size, dtype=np.int64)
                 for k in np.unique(group).tolist():
                     rows = np.flatnonzero(group == k)
-                    actions[rows] = act(self._pool[k], engine, pending[rows], masks[rows])
-            result = engine.step(actions, pending, check=False)
-            rewards[pending] += result.rewards[np.arange(pending.size), seats[pending]]
-            pending = pending[self._opponent_to_act(pending)]
+                    actions[rows] = act(self._pool[k], engine, games[rows], masks[rows])
+            gained = engine.step(actions, games, check=False).rewards[np.arange(games.size), seats[games]]
+            fresh = dones[games]
+            if fresh.any():
+                self._carry[games[fresh]] += gained[fresh]
+                rewards[games[~fresh]] += gained[~fresh]
+            else:
+                rewards[games] += gained
 
-    def _opponent_to_act(self, games: np.ndarray) -> np.ndarray:
+    def _ended(self, games: np.ndarray) -> np.ndarray:
+        """Over, or at the learner's turn with ``max_steps`` actions played."""
         engine = self.engine
-        going = (engine.current[games] != self.seats[games]) & (engine.phase[games] != OVER)
-        if self.max_steps is not None:
-            going &= engine.steps[games] < self.max_steps
-        return going
+        over = engine.phase[games] == OVER
+        if self.max_steps is None:
+            return over
+        return over | ((engine.steps[games] >= self.max_steps) & (engine.current[games] == self.seats[games]))
+
+    def _restart(self, games: np.ndarray, infos: list[dict], dones: np.ndarray) -> None:
+        """Report the episodes of ``games`` as done, then deal them again."""
+        engine = self.engine
+        terminal = observe(engine, self.seats[games], games)
+        truncated = engine.phase[games] != OVER
+        for i, g in enumerate(games.tolist()):
+            infos[g]["terminal_observation"] = terminal[i]
+            infos[g]["opponent"] = self._pool[self._game_opponent[g]]
+            if truncated[i]:
+                infos[g]["TimeLimit.truncated"] = True
+        dones[games] = True
+        engine.reset_games(games)
+        self._draw_seats_and_opponents(games)
 
     def _legal_bits(self) -> np.ndarray:
         if self._bits is None:
