@@ -488,6 +488,7 @@ class SkyjoEngine:
             triple = np.packbits((top == mid) & (mid == bottom), axis=-1, bitorder="little")[..., 0]
             removed = removed | triple.astype(np.uint32) * COLUMN_MASK
             self.removed[g] = removed
+        old_up = self.face_up[g]
         self.face_up[g] = ALL_SLOTS
         score = np.where(SLOT_FLAGS[removed], 0, vals).sum(axis=2, dtype=np.int16)  # R16
         ender = self.ender[g].astype(np.intp)
@@ -529,6 +530,8 @@ class SkyjoEngine:
                 self._new_game_state(done)
             else:
                 self.phase[done] = OVER
+                self.round_index[done] += 1  # every round of a finished game is completed
+                self._see_final_reveal(done, old_up[finished])
                 self._discard_final_columns(done, self.removed[done] & ~old_removed[finished])
         if going.size:
             self._pick_next_starter(going, score)
@@ -537,6 +540,16 @@ class SkyjoEngine:
             going = np.concatenate((going, done))
         if going.size:
             self._deal(going)
+
+    def _see_final_reveal(self, g: np.ndarray, up_before: np.ndarray) -> None:
+        """R16: the cards turned up for scoring of a finished game leave the public unseen counts.
+
+        (Rounds that go on are re-dealt, which resets the counts, so only a finished game needs this.)
+        """
+        hidden = ~SLOT_FLAGS[up_before]  # (n, P, 12): face down until the final reveal
+        games = np.broadcast_to(g[:, None, None], hidden.shape)[hidden]
+        cards = self.values[g][hidden].astype(np.intp)
+        np.subtract.at(self._unseen_flat, games * NUM_VALUES + (cards - MIN_VALUE), 1)
 
     def _discard_final_columns(self, g: np.ndarray, new_removed: np.ndarray) -> None:
         """R13/R14: columns removed at the final reveal of a finished game go onto its discard pile.
@@ -604,6 +617,11 @@ class SkyjoEngine:
             if games.shape != (self.batch_size,):
                 raise ValueError(f"a boolean game mask must have shape ({self.batch_size},), got {games.shape}")
             return np.flatnonzero(games)
+        if games.dtype.kind not in "iu" or games.ndim > 1:
+            raise ValueError(
+                f"games must be integer game indices (0..{self.batch_size - 1}) or a boolean mask, "
+                f"as a 1-D array; got dtype {games.dtype} and shape {games.shape}"
+            )
         games = games.astype(np.int64).reshape(-1)
         bad = games[(games < 0) | (games >= self.batch_size)]
         if bad.size:

@@ -184,6 +184,7 @@ class ReferenceGame:
             if self.reward == "result" and n < P:
                 rewards = [1 / n if w else -1 / (P - n) for w in winners]
             self.phase = "over"
+            self.round_index += 1  # round_index counts completed rounds: all of them, once over
         else:
             self.next_round(scores)
         return Outcome(rewards, True, game_over, list(scores), list(self.totals), winners)
