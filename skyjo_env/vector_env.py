@@ -41,8 +41,8 @@ from skyjo_env.actions import NUM_ACTIONS, action_name
 from skyjo_env.arguments import check_max_steps, check_render_mode
 from skyjo_env.engine import OVER, SkyjoEngine
 from skyjo_env.observation import observe
-from skyjo_env.rules import Rules
 from skyjo_env.opponents import OpponentPolicy, act
+from skyjo_env.rules import Rules
 from skyjo_env.sampling import unpack_bits
 from skyjo_env.spaces import action_space, observation_space
 
@@ -94,7 +94,7 @@ class SkyjoVecEnv(VecEnv):
         self._rng = np.random.default_rng(seed)
         N = self.engine.batch_size
         self._all = np.arange(N)
-        self.seats = np.zeros(N, dtype=np.int64)  # the learner's seat in each game (read it, don't write it)
+        self._seats = np.zeros(N, dtype=np.int64)
         self._pool: list[OpponentPolicy] = []  # every policy that some game may be playing
         self._draw = np.zeros(0)  # probability of drawing each pool entry for a new game
         self._game_opponent = np.zeros(N, dtype=np.int64)  # pool index of each game's opponent
@@ -104,6 +104,13 @@ class SkyjoVecEnv(VecEnv):
         self._bits: np.ndarray | None = None  # legal actions of the learners, cached per state
         self._actions: np.ndarray | None = None
         super().__init__(N, observation_space(P), action_space())
+
+    @property
+    def seats(self) -> np.ndarray:
+        """The learner's seat in each game (read-only)."""
+        view = self._seats.view()
+        view.flags.writeable = False
+        return view
 
     # ------------------------------------------------------------------ opponents
     @property
@@ -152,7 +159,7 @@ class SkyjoVecEnv(VecEnv):
         self._draw_seats_and_opponents(self._all)
         self._advance(self._all, self._carry, [{} for _ in range(self.num_envs)], np.ones(self.num_envs, dtype=bool))
         self._bits = None
-        return observe(self.engine, self.seats)
+        return observe(self.engine, self._seats)
 
     def step_async(self, actions: np.ndarray) -> None:
         self._actions = np.asarray(actions)
@@ -162,14 +169,14 @@ class SkyjoVecEnv(VecEnv):
         self._actions = None
         rewards, self._carry = self._carry, np.zeros(self.num_envs, dtype=np.float32)
         result = self.engine.step(actions, check=False)
-        rewards += result.rewards[self._all, self.seats]
+        rewards += result.rewards[self._all, self._seats]
         infos: list[dict[str, Any]] = [{} for _ in range(self.num_envs)]
         dones = np.zeros(self.num_envs, dtype=bool)
         self._advance(self._all, rewards, infos, dones)
         self._bits = None
         if self.reward_scale != 1:
             rewards *= self.reward_scale
-        return observe(self.engine, self.seats), rewards, dones, infos
+        return observe(self.engine, self._seats), rewards, dones, infos
 
     def action_masks(self) -> np.ndarray:
         """The learners' legal actions, ``(N, 26)`` booleans (for ``MaskablePPO``)."""
@@ -181,7 +188,7 @@ class SkyjoVecEnv(VecEnv):
     def get_images(self) -> list[np.ndarray]:
         if self.render_mode != "rgb_array":
             raise ValueError(f"get_images needs render_mode='rgb_array', this env has render_mode={self.render_mode!r}")
-        return [render.render_rgb(self.engine, g, viewer=int(self.seats[g])) for g in range(self.num_envs)]
+        return [render.render_rgb(self.engine, g, viewer=int(self._seats[g])) for g in range(self.num_envs)]
 
     def get_attr(self, attr_name: str, indices: VecEnvIndices = None) -> list[Any]:
         """Attributes are shared by all games: the value of this env's ``attr_name``, once per index."""
@@ -206,7 +213,7 @@ class SkyjoVecEnv(VecEnv):
     def _draw_seats_and_opponents(self, games: np.ndarray) -> None:
         """For games just dealt: the learner's seat and the opponent policy."""
         P = self.rules.num_players
-        self.seats[games] = self._rng.integers(P, size=games.size) if self.fixed_seat is None else self.fixed_seat
+        self._seats[games] = self._rng.integers(P, size=games.size) if self.fixed_seat is None else self.fixed_seat
         self._game_opponent[games] = self._rng.choice(len(self._pool), size=games.size, p=self._draw)
 
     def _advance(self, games: np.ndarray, rewards: np.ndarray, infos: list[dict], dones: np.ndarray) -> None:
@@ -218,7 +225,7 @@ class SkyjoVecEnv(VecEnv):
         new game within the same loop. The learner's rewards go to ``rewards``, or to the carry of
         the next step for games already done (they belong to the new game).
         """
-        engine, seats = self.engine, self.seats
+        engine, seats = self.engine, self._seats
         while games.size:
             ended = self._ended(games) & ~dones[games]
             if ended.any():
@@ -249,12 +256,12 @@ class SkyjoVecEnv(VecEnv):
         over = engine.phase[games] == OVER
         if self.max_steps is None:
             return over
-        return over | ((engine.steps[games] >= self.max_steps) & (engine.current[games] == self.seats[games]))
+        return over | ((engine.steps[games] >= self.max_steps) & (engine.current[games] == self._seats[games]))
 
     def _restart(self, games: np.ndarray, infos: list[dict], dones: np.ndarray) -> None:
         """Report the episodes of ``games`` as done, then deal them again."""
         engine = self.engine
-        terminal = observe(engine, self.seats[games], games)
+        terminal = observe(engine, self._seats[games], games)
         truncated = engine.phase[games] != OVER
         for i, g in enumerate(games.tolist()):
             infos[g]["terminal_observation"] = terminal[i]
@@ -284,7 +291,7 @@ class SkyjoVecEnv(VecEnv):
             g = int(np.flatnonzero(~ok)[0])
             legal = [action_name(a) for a in np.flatnonzero(unpack_bits(bits[g : g + 1])[0])]
             raise ValueError(
-                f"illegal action {int(actions[g])} for the learner in game {g} (seat {int(self.seats[g])}); "
+                f"illegal action {int(actions[g])} for the learner in game {g} (seat {int(self._seats[g])}); "
                 f"legal actions: {legal}. Use action_masks() (e.g. sb3_contrib.MaskablePPO)."
             )
         return actions

@@ -127,6 +127,8 @@ def test_seats_are_random_per_game_or_fixed():
     for _ in random_steps(env, 100):
         pass
     assert (env.seats != first).any()
+    with pytest.raises(ValueError, match="read-only"):
+        env.seats[0] = 1
     fixed = SkyjoVecEnv(16, Rules(num_players=3), seat=1, seed=4)
     fixed.reset()
     for obs, *_ in random_steps(fixed, 100):
