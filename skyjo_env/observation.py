@@ -96,6 +96,8 @@ def observe(engine: SkyjoEngine, seats: np.ndarray | int, games: np.ndarray | No
     Returns ``(len(games), size(P))`` float32.
     """
     P = engine.num_players
+    if games is None and engine.batch_size == 1 and isinstance(seats, (int, np.integer)) and 0 <= seats < P:
+        return _observe_one(engine, int(seats), 0)  # a single game: the common case of one-game envs
     g = engine._all if games is None else np.asarray(games, dtype=np.int64).reshape(-1)
     n = g.size
     observer = np.asarray(seats)
