@@ -105,15 +105,15 @@ class SkyjoEnv(gymnasium.Env[np.ndarray, np.int64]):
         return self._observation(), self._info()
 
     def step(self, action: int | np.integer) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
-        mask = self.action_masks()
         if self._ended:
             raise ValueError("the episode is over; call reset() before step()")
-        legal = isinstance(action, (int, np.integer, np.ndarray)) and not isinstance(action, bool)
-        legal = legal and np.ndim(action) == 0 and 0 <= action < len(mask) and bool(mask[int(action)])
-        if not legal and self.illegal_action == "lose":
+        try:
+            a = checked_action(action, self.action_masks(), f"the learner (seat {self.seat})")
+        except ValueError:
+            if self.illegal_action == "raise":
+                raise
             self._ended = True
             return self._observation(), -1.0, True, False, {**self._info(), "illegal_action": True}
-        a = checked_action(action, mask, f"the learner (seat {self.seat})")
         self._reward = 0.0
         self._advance(np.array([a]))
         self._opponents_play()

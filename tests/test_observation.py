@@ -141,6 +141,8 @@ def test_bad_seats_are_rejected():
         observe(engine, np.array([0, 1, -1, 0]))
     with pytest.raises(ValueError, match="one per observed game"):
         observe(engine, np.array([0, 1]))
+    with pytest.raises(ValueError, match="0..1"):
+        observe(SkyjoEngine(Rules(num_players=2), 1, seed=0), 2)  # the one-game path checks too
 
 
 def _reshuffle_hidden(state: dict, rng: np.random.Generator, *, drawn_is_hidden: bool) -> dict:
