@@ -7,6 +7,7 @@ import pytest
 import torch
 from sb3_contrib import MaskablePPO
 from sb3_contrib.common.maskable.utils import get_action_masks, is_masking_supported
+from stable_baselines3.common.logger import configure
 from stable_baselines3.common.vec_env import VecEnv, VecMonitor
 
 from agents.random_agent import RandomPolicy
@@ -221,13 +222,14 @@ def test_rgb_frames_from_each_learners_view():
     assert len(frames) == 3 and all(f.dtype == np.uint8 and f.ndim == 3 for f in frames)
 
 
-def test_maskable_ppo_trains_on_it():
+def test_maskable_ppo_trains_on_it(tmp_path):
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # the machine is shared; this small net gains nothing from more
     env = VecMonitor(SkyjoVecEnv(64, seed=0))
     model = MaskablePPO(
         "MlpPolicy", env, n_steps=32, batch_size=1024, n_epochs=2, seed=0, policy_kwargs={"net_arch": [64, 64]}
     )
+    model.set_logger(configure(str(tmp_path), []))  # not a new SB3-* folder in the system temp dir
     try:
         model.learn(4096)
     finally:
