@@ -1,6 +1,12 @@
-"""Agents for skyjo-env: every one is a batched :class:`~agents.base.Policy`."""
+"""Agents for skyjo-env: every one is a batched :class:`~agents.base.Policy`.
+
+Build one by name with :func:`make` (``names()`` lists them); add more with :func:`register`.
+"""
 
 from agents.base import Policy
+from agents.counting import CountingPolicy
 from agents.random_agent import RandomPolicy
+from agents.registry import make, names, register
+from agents.threshold import ThresholdPolicy
 
-__all__ = ["Policy", "RandomPolicy"]
+__all__ = ["CountingPolicy", "Policy", "RandomPolicy", "ThresholdPolicy", "make", "names", "register"]

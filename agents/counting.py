@@ -1,0 +1,152 @@
+"""The counting player: expected-value play from public card counting.
+
+Every option is scored by the change it makes to the expected score of the player's own grid,
+column by column (:mod:`agents.columns`), and the cheapest legal one is played:
+
+* A face-down card is worth ``mu``, the mean of the cards the player has not seen (the ``unseen``
+  counts of the observation). Drawing is worth the expectation, over the unseen cards, of the best
+  thing to do with the drawn card; taking the discard is compared with that.
+* Columns (R13): a card that completes a face-up pair removes the column; a face-up pair of w's is
+  credited ``pair_weight * p(w) * (2w + third card)`` for the hope of completing it later; a
+  face-down card next to a pair completes it with probability ``p(w)``.
+* Ending the round (R15, R17): before turning its last face-down card it estimates the chance of
+  being doubled, from its exact score against each opponent's face-up cards plus ``mu`` per
+  face-down card minus one last improving turn, and adds the expected doubling to that option.
+* Once another player has ended the round it plays its last turn for its own final score only
+  (no pair hopes).
+* Setup: turns up ``setup_slots`` (by default two cards of one column).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from agents.columns import ColumnModel
+from agents.view import CHOOSE, SETUP, VALUES, ObservationView, argmin_legal, decode, weighted_sum
+from skyjo_env.actions import DRAW, FLIP, NUM_ACTIONS, REPLACE, TAKE
+from skyjo_env.cards import COLS, MIN_VALUE, SLOTS
+
+
+_MIN_GAIN = 0.25  # a take must gain at least this much
+_NEVER = np.float32(1e6)  # cost of an option never chosen while another is legal
+
+
+class CountingPolicy:
+    """Expected-value player with card counting, column building and round-end judgement."""
+
+    name = "counting"
+
+    def __init__(
+        self,
+        pair_weight: float = 4.0,
+        last_turn_ref: float = 2.0,
+        feed_weight: float = 0.7,
+
+        setup_slots: tuple[int, int] = (0, 1),
+    ) -> None:
+        if len(set(setup_slots)) != 2 or not all(0 <= s < SLOTS for s in setup_slots):
+            raise ValueError(f"setup_slots must be two different slots in 0..{SLOTS - 1}, got {setup_slots!r}")
+        self.pair_weight = pair_weight
+        self.last_turn_ref = last_turn_ref
+        self.feed_weight = feed_weight
+        preference = np.full(SLOTS, 10.0, dtype=np.float32) + np.arange(SLOTS) * 1e-3
+        preference[list(setup_slots)] = (0.0, 1.0)
+        self._setup_costs = preference
+
+    def __call__(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
+        v = decode(observations)
+        n = v.phase.size
+        p = v.unseen / v.unseen.sum(axis=1, keepdims=True)  # law of an unseen card
+        hidden = v.hidden[:, 0]
+        beta = np.where(v.round_ending, np.float32(0), np.float32(self.pair_weight))
+        model = ColumnModel(v.values[:, 0], hidden, v.removed[:, 0], p, beta)
+        rows = np.arange(n)
+        flip = np.where(hidden, model.flip_deltas(), np.inf)  # before the cost of the discard
+        replace = model.replace_deltas(v.held)
+        take = model.replace_deltas(v.discard)
+
+        # Turning the last face-down card ends the round: add the expected R17 doubling.
+        ending = np.flatnonzero((hidden.sum(axis=1) == 1) & ~v.round_ending & (v.phase != SETUP))
+        last = np.where(hidden.sum(axis=1) == 1, hidden.argmax(axis=1), -1)
+        doubling = np.zeros((n, VALUES.size), dtype=np.float32)  # by value of the last card
+        if ending.size:
+            doubling[ending] = self._doubling_costs(_take(v, ending), p[ending])
+            at = last[ending]
+            replace[ending, at] += doubling[ending, v.held[ending] - MIN_VALUE]
+            take[ending, at] += doubling[ending, v.discard[ending] - MIN_VALUE]
+            flip[ending, at] += (doubling[ending] * p[ending]).sum(axis=1)
+
+        # What the discarded card is worth to the next player: the replaced card (a face-down one
+        # is unknown until then), or the drawn card when turning a card up.
+        feed = self._feeding_costs(v, p)  # (n, 15) by value of the discard
+        up_value = (v.values[:, 0] - MIN_VALUE).astype(np.intp)
+        slot_feed = np.where(hidden, (feed * p).sum(axis=1, keepdims=True), feed[rows[:, None], up_value])
+
+        costs = np.empty((n, NUM_ACTIONS), dtype=np.float32)
+        # Taking the discard without gaining is a pass: two such players could swap one card forever.
+        best_take = (take + slot_feed).min(axis=1)
+        costs[:, TAKE] = np.where(best_take < -_MIN_GAIN, best_take, _NEVER)
+        costs[:, REPLACE:FLIP] = replace + slot_feed
+        played_flip = flip + feed[rows, v.held - MIN_VALUE][:, None]
+        costs[:, FLIP:] = np.where((v.phase == SETUP)[:, None], self._setup_costs, played_flip)
+        costs[:, DRAW] = 0
+        # Drawing is compared with taking only where taking gains something.
+        choose = np.flatnonzero((v.phase == CHOOSE) & (best_take < -_MIN_GAIN))
+        if choose.size:
+            penalty_slot = np.where(doubling[choose].any(axis=1), last[choose], -1)
+            by_card = model.best_replacements(choose, slot_feed[choose], penalty_slot, doubling[choose])  # (c, 15)
+            best = np.minimum(by_card, flip[choose].min(axis=1)[:, None] + feed[choose])
+            costs[choose, DRAW] = (best * p[choose]).sum(axis=1)
+        return argmin_legal(costs, action_masks)
+
+    def _feeding_costs(self, v: ObservationView, p: np.ndarray) -> np.ndarray:
+        """``(n, 15)``: cost of handing the next player a discard of each value: what taking it
+        would gain them (over their worst card, or by completing a face-up pair) beyond what they
+        expect from a draw, times ``feed_weight``."""
+        n = p.shape[0]
+        mu = weighted_sum(p, VALUES)[:, None]
+        values, hidden, present = v.values[:, 1], v.hidden[:, 1], ~v.removed[:, 1]
+        worth = np.where(hidden, mu, values)  # expected value of each of their slots
+        worst = np.where(present, worth, -np.inf).max(axis=1)
+        gain = np.maximum(worst[:, None] - VALUES, 0)  # (n, 15)
+        # A face-up pair of w's completed by a w (R13): its column, 2w + third card, goes.
+        up = (~hidden & present).reshape(n, 3, COLS)
+        w3 = values.reshape(n, 3, COLS)
+        t3 = worth.reshape(n, 3, COLS)
+        flat = gain.reshape(-1)
+        offset = (np.arange(n) * VALUES.size - MIN_VALUE)[:, None]
+        for i, j, k in ((0, 1, 2), (0, 2, 1), (1, 2, 0)):
+            pair = up[:, i] & up[:, j] & (w3[:, i] == w3[:, j]) & ~(up[:, k] & (w3[:, k] == w3[:, i]))
+            saving = 2 * w3[:, i] + t3[:, k]
+            np.maximum.at(flat, (offset + w3[:, i].astype(np.intp))[pair], saving[pair])
+        from_draw = (gain * p).sum(axis=1, keepdims=True)
+        return self.feed_weight * np.maximum(gain - from_draw, 0)
+
+    def _doubling_costs(self, v: ObservationView, p: np.ndarray) -> np.ndarray:
+        """``(e, 15)``: expected extra cost of R17 doubling if the last face-down card becomes x."""
+        # Every other own card is face up: the final score is exact but for the last card x,
+        # which removes its column if the other two are a pair of x's (R13, R14).
+        own = v.values[:, 0]
+        last = v.hidden[:, 0].argmax(axis=1)
+        rows = np.arange(last.size)
+        known = own.sum(axis=1)  # face-down and removed slots read 0
+        a, b = own[rows, (last + 4) % 12], own[rows, (last + 8) % 12]
+        completes = (a == b)[:, None] & (VALUES == a[:, None])
+        score = known[:, None] + np.where(completes, -2 * a[:, None], VALUES)  # (e, 15) by last card
+
+        mu = weighted_sum(p, VALUES)
+        var = weighted_sum(p, VALUES**2) - mu**2
+        opp_hidden = v.hidden[:, 1:]
+        present = ~v.removed[:, 1:]
+        slots = np.where(opp_hidden, mu[:, None, None], v.values[:, 1:])
+        worst = np.where(present, slots, -np.inf).max(axis=2)
+        opp = np.where(present, slots, 0).sum(axis=2) - np.maximum(worst - self.last_turn_ref, 0)
+        spread = np.sqrt(opp_hidden.sum(axis=2) * var[:, None] + 4.0)
+        z = (score[:, :, None] + 0.5 - opp[:, None, :]) / spread[:, None, :]
+        beaten = 1.0 / (1.0 + np.exp(-1.702 * z))  # P(an opponent scores <= us), normal approx.
+        doubled = 1.0 - np.prod(1.0 - beaten, axis=2)
+        return doubled * np.maximum(score, 0)
+
+
+def _take(v: ObservationView, rows: np.ndarray) -> ObservationView:
+    return ObservationView(**{name: getattr(v, name)[rows] for name in v.__dataclass_fields__})
