@@ -11,6 +11,7 @@ class RandomPolicy:
     """Picks a legal action uniformly at random, in batch."""
 
     name = "random"
+    observes = False  #: needs only the masks: environments may pass an empty observation array
 
     def __init__(self, seed: int | None = None) -> None:
         self.rng = np.random.default_rng(seed)

@@ -575,22 +575,23 @@ class SkyjoEngine:
             distance = (np.arange(P)[None, :] - self.starter[g][:, None].astype(np.int64)) % P
             self.starter[g] = np.argmin(np.where(best, distance, P), axis=1)
 
-    def _new_result(self) -> StepResult:
-        B, P = self.batch_size, self.num_players
+    def _new_result(self, games: np.ndarray | None = None) -> StepResult:
+        """Zeroed results and current totals, for the whole batch or for ``games``."""
+        n = self.batch_size if games is None else games.size
+        P = self.num_players
         return StepResult(
-            rewards=np.zeros((B, P), dtype=np.float32),
-            round_over=np.zeros(B, dtype=bool),
-            game_over=np.zeros(B, dtype=bool),
-            round_scores=np.zeros((B, P), dtype=np.int16),
-            totals=self.totals.copy(),
-            winners=np.zeros((B, P), dtype=bool),
+            rewards=np.zeros((n, P), dtype=np.float32),
+            round_over=np.zeros(n, dtype=bool),
+            game_over=np.zeros(n, dtype=bool),
+            round_scores=np.zeros((n, P), dtype=np.int16),
+            totals=self.totals.copy() if games is None else self.totals[games],
+            winners=np.zeros((n, P), dtype=bool),
         )
 
     def _quiet_result(self, games: np.ndarray | None) -> StepResult:
         """The result of a step in which no round ended: zeros, and the unchanged totals."""
         if games is not None:
-            result = self._new_result()
-            return StepResult(*(getattr(result, f.name)[games] for f in fields(StepResult)))
+            return self._new_result(games)
         if self._quiet is None:
             self._quiet = self._new_result()
             for f in fields(StepResult):

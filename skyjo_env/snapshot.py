@@ -144,8 +144,8 @@ def _parse(data: Any, rules: Rules) -> dict[str, Any]:
     counts = np.bincount(cards - MIN_VALUE, minlength=NUM_VALUES)
     if cards.size != DECK_SIZE or not np.array_equal(counts, COUNTS):
         raise ValueError(f"game state's cards are not the 150-card deck (R1): found {cards.size} cards, counts {counts.tolist()}")
-    if phase != OVER and discard.size == 0:
-        raise ValueError("game state has an empty discard pile during play")
+    if phase not in (OVER, TAKEN) and discard.size == 0:
+        raise ValueError("game state has an empty discard pile during play (only taking its last card empties it)")
     out.update(draw_pile=draw, discard_pile=discard, held=held, phase=phase)
     out["current"] = _int(data["current"], "current", 0, P - 1)
     out["starter"] = _int(data["starter"], "starter", 0, P - 1)
