@@ -1,0 +1,143 @@
+"""Tournament reports: a printed table, JSON and CSV files, and a plot of round scores."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import numpy as np
+
+from train.tournament import TournamentResult
+
+#: Columns of the CSV file and of :func:`table_rows`, in order.
+CSV_FIELDS = (
+    "name", "seats", "wins", "win_rate", "win_ci_low", "win_ci_high", "rounds", "mean_round_score",
+    "round_score_ci_low", "round_score_ci_high", "mean_game_total", "mean_rounds",
+    "rating_mu", "rating_sigma", "rating_ordinal",
+)  # fmt: skip
+
+
+def title(result: TournamentResult) -> str:
+    """One line naming what was played."""
+    text = (
+        f"{result.games} games, {result.players} players, seed {result.seed}, "
+        f"rules {_rules_text(result)}, {result.seconds:.1f} s"
+    )
+    return text + (f", {result.unfinished} unfinished games left out" if result.unfinished else "")
+
+
+def table_rows(result: TournamentResult) -> list[list[str]]:
+    """Header and one formatted row per agent, best rating first."""
+    header = ["agent", "seats", "win rate", "95% CI", "round score", "95% CI", "game total", "rounds/game", "rating μ ± σ"]
+    rows = [header]
+    for a in sorted(result.agents, key=lambda a: -a.rating_mu):
+        rows.append([
+            a.name,
+            str(a.seats),
+            f"{a.win_rate:.3f}",
+            f"{a.win_ci[0]:.3f}–{a.win_ci[1]:.3f}",
+            f"{a.mean_round_score:.2f}",
+            f"{a.round_score_ci[0]:.2f}–{a.round_score_ci[1]:.2f}",
+            f"{a.mean_game_total:.1f}",
+            f"{a.mean_rounds:.2f}",
+            f"{a.rating_mu:.1f} ± {a.rating_sigma:.2f}",
+        ])  # fmt: skip
+    return rows
+
+
+def caption(result: TournamentResult) -> str:
+    """What the columns mean."""
+    return (
+        "per seat taken; win rate with a Wilson 95% CI (R20: tied lowest totals all win); "
+        f"mean round score after R17 doubling; rating: {result.rating_model} over every game's ranking"
+    )
+
+
+def print_table(result: TournamentResult) -> None:
+    """Print the results as a rich table (at least 130 columns wide when not on a terminal)."""
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console()
+    if not console.is_terminal:
+        console = Console(width=max(console.width, 130))
+    header, *rows = table_rows(result)
+    table = Table(title=title(result), caption=caption(result))
+    for i, name in enumerate(header):
+        table.add_column(name, justify="left" if i == 0 else "right")
+    for row in rows:
+        table.add_row(*row)
+    console.print(table)
+
+
+def markdown_table(result: TournamentResult) -> str:
+    """The results as a Markdown table."""
+    header, *rows = table_rows(result)
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join(["---"] + ["---:"] * (len(header) - 1)) + "|"]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def write_json(result: TournamentResult, path: str | Path) -> Path:
+    """Write every figure (no raw round scores) as JSON."""
+    path = Path(path)
+    path.write_text(json.dumps(result.to_dict(), indent=2) + "\n")
+    return path
+
+
+def write_csv(result: TournamentResult, path: str | Path) -> Path:
+    """Write one row per agent with the :data:`CSV_FIELDS`."""
+    path = Path(path)
+    with path.open("w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=CSV_FIELDS, extrasaction="ignore")
+        writer.writeheader()
+        for a in result.agents:
+            writer.writerow(a.to_dict())
+    return path
+
+
+def plot_round_scores(result: TournamentResult, path: str | Path) -> Path:
+    """Save one histogram of round scores per agent, stacked on a shared axis, as PNG."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    path = Path(path)
+    agents = result.agents
+    scores = np.concatenate([a.round_scores for a in agents])
+    low, high = np.percentile(scores, [0.1, 99.9])
+    bins = np.arange(np.floor(low) - 0.5, np.ceil(high) + 1.5, max(1, int(np.ceil((high - low) / 80))))
+    fig, axes = plt.subplots(len(agents), 1, sharex=True, figsize=(9, 1.9 * len(agents) + 1.2), squeeze=False)
+    for ax, a, colour in zip(axes[:, 0], agents, plt.rcParams["axes.prop_cycle"].by_key()["color"] * 8):
+        ax.hist(np.clip(a.round_scores, bins[0], bins[-1]), bins=bins, color=colour, alpha=0.85)
+        ax.axvline(a.mean_round_score, color="black", linestyle="--", linewidth=1)
+        ax.text(0.99, 0.9, f"{a.name}\nmean {a.mean_round_score:.1f}, {a.rounds} rounds",
+                transform=ax.transAxes, ha="right", va="top", fontsize=10,
+                bbox={"facecolor": "white", "alpha": 0.8, "edgecolor": "none"})  # fmt: skip
+        ax.set_ylabel("rounds")
+        ax.grid(axis="x", alpha=0.3)
+    axes[-1, 0].set_xlabel("round score (after R17 doubling; dashed: mean; clipped to the 0.1-99.9 percentiles)")
+    fig.suptitle(f"Round scores: {result.games} games, {result.players} players")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def save(result: TournamentResult, out_dir: str | Path) -> dict[str, Path]:
+    """Write ``tournament.json``, ``tournament.csv`` and ``round_scores.png`` into ``out_dir``."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    return {
+        "json": write_json(result, out / "tournament.json"),
+        "csv": write_csv(result, out / "tournament.csv"),
+        "plot": plot_round_scores(result, out / "round_scores.png"),
+    }
+
+
+def _rules_text(result: TournamentResult) -> str:
+    default = type(result.rules)(num_players=result.players)
+    changed = {k: v for k, v in result.rules.to_dict().items() if getattr(default, k) != v}
+    return ", ".join(f"{k}={v}" for k, v in changed.items()) or "default"
