@@ -1,0 +1,69 @@
+"""The ``skyjo tournament`` command: output files, rule options and clear errors."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from train.cli import build_parser, main
+
+
+def run(capsys, *argv: str) -> tuple[int, str, str]:
+    try:
+        code = main(list(argv))
+    except SystemExit as stop:
+        code = stop.code
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_tournament_prints_a_table_and_writes_files(capsys, tmp_path):
+    code, out, _ = run(capsys, "tournament", "--agents", "random", "threshold", "--games", "4",
+                       "--seed", "3", "--out", str(tmp_path), "--no-progress")  # fmt: skip
+    assert code == 0
+    assert "threshold" in out and "win rate" in out and "Plackett-Luce" in out and "0.000–" in out
+    data = json.loads((tmp_path / "tournament.json").read_text())
+    assert data["games"] == 4 and data["players"] == 2 and data["seed"] == 3
+    assert (tmp_path / "tournament.csv").exists() and (tmp_path / "round_scores.png").exists()
+
+
+def test_rule_options_reach_the_games(capsys, tmp_path):
+    code, out, _ = run(capsys, "tournament", "--agents", "counting", "threshold", "random", "--players", "3",
+                       "--games", "4", "--no-column-rule", "--end-score", "40", "--next-starter", "round_ender",
+                       "--out", str(tmp_path), "--no-progress")  # fmt: skip
+    assert code == 0
+    assert "rounded up from 4 to 6" in out
+    rules = json.loads((tmp_path / "tournament.json").read_text())["rules"]
+    assert rules == {**rules, "num_players": 3, "column_rule": False, "end_score": 40, "next_starter": "round_ender"}
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--agents", "random", "wizard"], "unknown agent 'wizard'; choose from: counting, random, threshold"),
+        (["--agents", "random", "--players", "9"], "9 is out of range; use 2 to 8"),
+        (["--agents", "random", "--players", "1"], "1 is out of range; use 2 to 8"),
+        (["--agents", "random", "--games", "0"], "0 is out of range; use at least 1"),
+        (["--agents", "random", "--games", "many"], "'many' is not an integer"),
+        (["--agents", "random", "--end-score", "0"], "0 is out of range; use at least 1"),
+        (["--players", "2"], "the following arguments are required: --agents"),
+    ],
+)
+def test_bad_arguments_are_argparse_errors(capsys, argv, message):
+    code, out, err = run(capsys, "tournament", *argv)
+    assert code == 2
+    assert message in err
+    assert "usage: skyjo tournament" in err
+
+
+def test_a_subcommand_is_required(capsys):
+    code, _, err = run(capsys)
+    assert code == 2 and "COMMAND" in err
+
+
+def test_parser_has_one_function_per_subcommand():
+    parser = build_parser()
+    args = parser.parse_args(["tournament", "--agents", "random"])
+    assert args.func.__name__ == "tournament"
+    assert args.players == 2 and args.games == 10_000 and args.end_score == 100 and not args.no_column_rule
