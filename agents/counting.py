@@ -5,16 +5,24 @@ column by column (:mod:`agents.columns`), and the cheapest legal one is played:
 
 * A face-down card is worth ``mu``, the mean of the cards the player has not seen (the ``unseen``
   counts of the observation). Drawing is worth the expectation, over the unseen cards, of the best
-  thing to do with the drawn card; taking the discard is compared with that.
+  thing to do with the drawn card; taking the discard is compared with that, and is played only
+  if it gains something (a taken card put back over an equal one is a pass, and two players
+  passing would swap one card forever).
 * Columns (R13): a card that completes a face-up pair removes the column; a face-up pair of w's is
   credited ``pair_weight * p(w) * (2w + third card)`` for the hope of completing it later; a
   face-down card next to a pair completes it with probability ``p(w)``.
 * Ending the round (R15, R17): before turning its last face-down card it estimates the chance of
   being doubled, from its exact score against each opponent's face-up cards plus ``mu`` per
   face-down card minus one last improving turn, and adds the expected doubling to that option.
+* Feeding: a card it discards may be taken by the next player; what that card would gain them
+  (over their worst card, or by completing a face-up pair) beyond an average draw is added,
+  times ``feed_weight``.
 * Once another player has ended the round it plays its last turn for its own final score only
   (no pair hopes).
-* Setup: turns up ``setup_slots`` (by default two cards of one column).
+* Setup: turns up ``setup_slots`` (by default two cards of one row: two columns to build on).
+
+It assumes the column rule is on (R13, R14). Its weights were tuned in 2-player tournaments
+against itself (see ``docs/baselines.md``).
 """
 
 from __future__ import annotations
@@ -25,7 +33,6 @@ from agents.columns import ColumnModel
 from agents.view import CHOOSE, SETUP, VALUES, ObservationView, argmin_legal, decode, weighted_sum
 from skyjo_env.actions import DRAW, FLIP, NUM_ACTIONS, REPLACE, TAKE
 from skyjo_env.cards import COLS, MIN_VALUE, SLOTS
-
 
 _MIN_GAIN = 0.25  # a take must gain at least this much
 _NEVER = np.float32(1e6)  # cost of an option never chosen while another is legal
@@ -41,7 +48,6 @@ class CountingPolicy:
         pair_weight: float = 4.0,
         last_turn_ref: float = 2.0,
         feed_weight: float = 0.7,
-
         setup_slots: tuple[int, int] = (0, 1),
     ) -> None:
         if len(set(setup_slots)) != 2 or not all(0 <= s < SLOTS for s in setup_slots):
@@ -116,7 +122,7 @@ class CountingPolicy:
         flat = gain.reshape(-1)
         offset = (np.arange(n) * VALUES.size - MIN_VALUE)[:, None]
         for i, j, k in ((0, 1, 2), (0, 2, 1), (1, 2, 0)):
-            pair = up[:, i] & up[:, j] & (w3[:, i] == w3[:, j]) & ~(up[:, k] & (w3[:, k] == w3[:, i]))
+            pair = up[:, i] & up[:, j] & (w3[:, i] == w3[:, j])
             saving = 2 * w3[:, i] + t3[:, k]
             np.maximum.at(flat, (offset + w3[:, i].astype(np.intp))[pair], saving[pair])
         from_draw = (gain * p).sum(axis=1, keepdims=True)
