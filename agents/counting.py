@@ -68,8 +68,9 @@ class CountingPolicy:
         model = ColumnModel(v.values[:, 0], hidden, v.removed[:, 0], p, beta)
         rows = np.arange(n)
         flip = np.where(hidden, model.flip_deltas(), np.inf)  # before the cost of the discard
-        replace = model.replace_deltas(v.held)
-        take = model.replace_deltas(v.discard)
+        # The card to place: the discard (to price taking it) or the card in hand.
+        card = np.where(v.phase == CHOOSE, v.discard, v.held)
+        place = model.replace_deltas(card)
 
         # Turning the last face-down card ends the round: add the expected R17 doubling.
         ending = np.flatnonzero((hidden.sum(axis=1) == 1) & ~v.round_ending & (v.phase != SETUP))
@@ -78,8 +79,7 @@ class CountingPolicy:
         if ending.size:
             doubling[ending] = self._doubling_costs(_take(v, ending), p[ending])
             at = last[ending]
-            replace[ending, at] += doubling[ending, v.held[ending] - MIN_VALUE]
-            take[ending, at] += doubling[ending, v.discard[ending] - MIN_VALUE]
+            place[ending, at] += doubling[ending, card[ending] - MIN_VALUE]
             flip[ending, at] += (doubling[ending] * p[ending]).sum(axis=1)
 
         # What the discarded card is worth to the next player: the replaced card (a face-down one
@@ -87,17 +87,19 @@ class CountingPolicy:
         feed = self._feeding_costs(v, p)  # (n, 15) by value of the discard
         up_value = (v.values[:, 0] - MIN_VALUE).astype(np.intp)
         slot_feed = np.where(hidden, (feed * p).sum(axis=1, keepdims=True), feed[rows[:, None], up_value])
+        place += slot_feed
 
         costs = np.empty((n, NUM_ACTIONS), dtype=np.float32)
         # Taking the discard without gaining is a pass: two such players could swap one card forever.
-        best_take = (take + slot_feed).min(axis=1)
-        costs[:, TAKE] = np.where(best_take < -_MIN_GAIN, best_take, _NEVER)
-        costs[:, REPLACE:FLIP] = replace + slot_feed
+        best_take = place.min(axis=1)
+        takes = best_take < -_MIN_GAIN
+        costs[:, TAKE] = np.where(takes, best_take, _NEVER)
+        costs[:, DRAW] = 0
+        costs[:, REPLACE:FLIP] = place
         played_flip = flip + feed[rows, v.held - MIN_VALUE][:, None]
         costs[:, FLIP:] = np.where((v.phase == SETUP)[:, None], self._setup_costs, played_flip)
-        costs[:, DRAW] = 0
         # Drawing is compared with taking only where taking gains something.
-        choose = np.flatnonzero((v.phase == CHOOSE) & (best_take < -_MIN_GAIN))
+        choose = np.flatnonzero((v.phase == CHOOSE) & takes)
         if choose.size:
             penalty_slot = np.where(doubling[choose].any(axis=1), last[choose], -1)
             by_card = model.best_replacements(choose, slot_feed[choose], penalty_slot, doubling[choose])  # (c, 15)
