@@ -25,7 +25,7 @@ class ThresholdPolicy:
 
     name = "threshold"
 
-    def __init__(self, take_max: int = 3, keep_max: int = 4) -> None:
+    def __init__(self, take_max: int = 3, keep_max: int = 5) -> None:
         self.take_max = take_max
         self.keep_max = keep_max
 
