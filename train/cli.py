@@ -75,7 +75,7 @@ def add_tournament_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--games", type=_int_range(1, None), default=10_000,
                         help="games to play, rounded up to a multiple of the number of agents")  # fmt: skip
     parser.add_argument("--seed", type=int, default=0, help="seeds the deals, the line-ups and random agents")
-    parser.add_argument("--out", default=None, metavar="DIR", help="output folder (default results/tournament-<P>p)")
+    parser.add_argument("--out", default=None, metavar="DIR", help="output folder (default runs/tournament-<P>p)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     add_rule_arguments(parser)
     parser.set_defaults(func=tournament)
@@ -98,7 +98,7 @@ def tournament(args: argparse.Namespace) -> int:
         print(f"(games rounded up from {args.games} to {played}: whole rotations of {len(pool)} agents)")
     if result.unfinished:
         print(f"warning: {result.unfinished} game(s) abandoned after too many actions, left out of the figures")
-    paths = save(result, args.out or f"results/tournament-{args.players}p")
+    paths = save(result, args.out or f"runs/tournament-{args.players}p")
     print("wrote " + ", ".join(str(p) for p in paths.values()))
     return 0
 

@@ -36,7 +36,7 @@ def table_rows(result: TournamentResult) -> list[list[str]]:
             a.name,
             str(a.seats),
             f"{a.win_rate:.3f}",
-            f"{a.win_ci[0]:.3f}–{a.win_ci[1]:.3f}",
+            f"{a.win_ci[0]:.4f}–{a.win_ci[1]:.4f}",
             f"{a.mean_round_score:.2f}",
             f"{a.round_score_ci[0]:.2f}–{a.round_score_ci[1]:.2f}",
             f"{a.mean_game_total:.1f}",

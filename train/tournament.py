@@ -290,15 +290,23 @@ def _ratings(num_agents: int, seats: np.ndarray, totals: np.ndarray) -> list[tup
     """OpenSkill Plackett-Luce (mu, sigma) per agent from every game's ranking, in game order."""
     from openskill.models import PlackettLuce
 
+    G, P = seats.shape
+    # Mean total of each agent's seats in each game (NaN where it has none).
+    held = np.zeros((G, num_agents))
+    summed = np.zeros((G, num_agents))
+    np.add.at(held, (np.repeat(np.arange(G), P), seats.reshape(-1)), 1)
+    np.add.at(summed, (np.repeat(np.arange(G), P), seats.reshape(-1)), totals.reshape(-1))
+    with np.errstate(invalid="ignore"):
+        score = summed / held
     model = PlackettLuce()
     ratings = [model.rating() for _ in range(num_agents)]
-    for lineup, total in zip(seats.tolist(), totals.tolist()):
-        present = sorted(set(lineup))
-        if len(present) < 2:
+    for row in score:
+        present = np.flatnonzero(~np.isnan(row))
+        if present.size < 2:
             continue
-        score = {a: np.mean([t for s, t in zip(lineup, total) if s == a]) for a in present}
-        ranks = [sorted(score.values()).index(score[a]) + 1 for a in present]  # ties share a rank
-        new = model.rate([[ratings[a]] for a in present], ranks=ranks)
-        for a, (rating,) in zip(present, new):
+        s = row[present]
+        ranks = (s[:, None] > s[None, :]).sum(axis=1) + 1  # 1 = lowest total; ties share a rank
+        new = model.rate([[ratings[a]] for a in present], ranks=ranks.tolist())
+        for a, (rating,) in zip(present.tolist(), new):
             ratings[a] = rating
     return [(r.mu, r.sigma) for r in ratings]
