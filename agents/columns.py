@@ -41,6 +41,8 @@ class ColumnModel:
     FIELDS = ("delta_base", "m1", "c1", "m2", "c2", "pair_weight", "pair_value")
 
     def __init__(self, values: np.ndarray, hidden: np.ndarray, removed: np.ndarray, p: np.ndarray, beta: np.ndarray):
+        # Contiguous (n, 12) arrays throughout: numpy loops over strided rows of 12 are slow.
+        values, hidden, removed = (np.ascontiguousarray(x) for x in (values, hidden, removed))
         n = values.shape[0]
         self.p = p
         self._p_index = (np.arange(n) * NUM_VALUES - MIN_VALUE)[:, None]  # row offsets into p.ravel()
@@ -54,39 +56,31 @@ class ColumnModel:
         pa, pb = _others(self.p_of(values))
         self.base = ea + eb
 
-        #: ``(n, 7, 12)``: the :data:`FIELDS` of every slot, in one block to gather rows at once.
-        self.slots = np.empty((n, len(self.FIELDS), SLOTS), dtype=np.float32)
-        delta_base, m1, c1, m2, c2, pair_weight, pair_value = (self.slots[:, i] for i in range(len(self.FIELDS)))
+        #: ``(7, n, 12)``: the :data:`FIELDS` of every slot, in one block to gather rows at once.
+        self.slots = np.empty((len(self.FIELDS), n, SLOTS), dtype=np.float32)
+        delta_base, m1, c1, m2, c2, pair_weight, pair_value = self.slots
         both_up = ~(ha | hb)
         pair = both_up & (a == b)
         split = both_up & (a != b)
         one = ha ^ hb
-        w = np.where(ha, b, a)  # the face-up one of the others, or a
+        np.copyto(m1, np.where(ha, b, a))  # the face-up one of the others, or a
         pw = np.where(ha, pb, pa)
-        pair_value[:] = a
-        pair_weight[:] = np.where(pair, beta * pa, 0)  # hope(a, x) = pair_weight * max(2a + x, 0)
-        m1[:] = w
-        c1[:] = np.where(
+        np.copyto(pair_value, a)
+        np.copyto(m2, b)
+        np.multiply(beta * pa, pair, out=pair_weight)  # hope(a, x) = pair_weight * max(2a + x, 0)
+        np.copyto(c1, np.where(
             pair,
             self.base + a - pair_weight * np.maximum(3 * a, 0),  # x completes the pair: cost 0
-            np.where(split, beta * pa * np.maximum(2 * a + b, 0), np.where(one, pw * (3 * w + beta * np.maximum(2 * w + mu, 0)), 0)),
-        )
-        m2[:] = b
-        c2[:] = np.where(split, beta * pb * np.maximum(2 * b + a, 0), 0)
-        self.delta_base, self.m1, self.c1, self.m2, self.c2, self.pair_weight, self.pair_value = (
-            delta_base, m1, c1, m2, c2, pair_weight, pair_value
-        )
-        self.hidden, self.removed = hidden, removed
-        self.current = self._current(values)  # (n, 4)
-        delta_base[:] = np.where(removed, np.inf, self.base - self.current[:, COLUMN])
+            np.where(split, beta * pa * np.maximum(2 * a + b, 0), np.where(one, pw * (3 * m1 + beta * np.maximum(2 * m1 + mu, 0)), 0)),
+        ))  # fmt: skip
+        np.multiply(beta * pb * np.maximum(2 * b + a, 0), split, out=c2)
+        self.delta_base, self.m1, self.c1, self.m2, self.c2, self.pair_weight, self.pair_value = self.slots
+        self.current = self._current(values, hidden, removed)  # (n, 4)
+        np.copyto(delta_base, np.where(removed, np.inf, self.base - self.current[:, COLUMN]))
 
     def p_of(self, values: np.ndarray) -> np.ndarray:
         """``p[i, values[i, k]]`` for every row i and slot k (values -2..12)."""
         return self.p.ravel().take(self._p_index + values.astype(np.intp))
-
-    def cost_at(self, x: np.ndarray) -> np.ndarray:
-        """``cost(k, x)`` for values ``x`` broadcastable to ``(n, 12)``."""
-        return x + self.base - self._corrections(x)
 
     def replace_deltas(self, x: np.ndarray) -> np.ndarray:
         """``(n, 12)``: change of the expected grid cost from putting value ``x[i]`` in each slot."""
@@ -104,7 +98,7 @@ class ColumnModel:
         with corrections are then folded in by scatter-minimum.
         """
         n = rows.size
-        delta, m1, c1, m2, c2, weight, pair_value = (x for x in np.moveaxis(self.slots[rows], 1, 0))
+        delta, m1, c1, m2, c2, weight, pair_value = self.slots[:, rows]
         delta = delta + slot_cost
         # Slots whose every value has a correction, or whose correction raises a cost, go whole.
         full = (weight > 0) | (c1 < 0)
@@ -136,16 +130,25 @@ class ColumnModel:
     def _corrections(self, x: np.ndarray) -> np.ndarray:
         return (x == self.m1) * self.c1 + (x == self.m2) * self.c2 + self.pair_weight * np.maximum(2 * self.pair_value + x, 0)
 
-    def _current(self, values: np.ndarray) -> np.ndarray:
-        """``(n, 4)`` expected cost of each column as it stands (read at any face-up slot)."""
+    def _current(self, values: np.ndarray, hidden: np.ndarray, removed: np.ndarray) -> np.ndarray:
+        """``(n, 4)`` expected cost of each column as it stands: ``cost(k, value of k)`` at one
+        face-up slot k of it (any gives the same)."""
         n = values.shape[0]
-        up = (~self.hidden & ~self.removed).reshape(n, 3, COLS)
-        at = self.cost_at(values).reshape(n, 3, COLS)
-        cost = np.where(up[:, 0], at[:, 0], np.where(up[:, 1], at[:, 1], np.where(up[:, 2], at[:, 2], 3 * self.mu)))
-        return np.where(self.removed[:, :COLS], 0, cost)
+        up = (~hidden & ~removed).reshape(n, 3, COLS)
+        row = np.where(up[:, 0], 0, np.where(up[:, 1], 1, 2))
+        at = (np.arange(n)[:, None] * SLOTS + row * COLS + np.arange(COLS)).reshape(-1)  # flat (n, 4)
+        x, base, m1, c1, m2, c2, weight, pair_value = (
+            field.reshape(-1).take(at).reshape(n, COLS)
+            for field in (values, self.base, self.m1, self.c1, self.m2, self.c2, self.pair_weight, self.pair_value)
+        )
+        cost = x + base - ((x == m1) * c1 + (x == m2) * c2 + weight * np.maximum(2 * pair_value + x, 0))
+        cost = np.where(up[:, 0] | up[:, 1] | up[:, 2], cost, 3 * self.mu)
+        return np.where(removed[:, :COLS], 0, cost)
 
 
 def _others(grid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """For every slot k, the values of slots ``k + 4`` and ``k + 8`` (mod 12): the rest of its column."""
-    twice = np.concatenate([grid, grid], axis=1)
-    return twice[:, COLS : COLS + SLOTS], twice[:, 2 * COLS : 2 * COLS + SLOTS]
+    return (
+        np.concatenate([grid[:, COLS:], grid[:, :COLS]], axis=1),
+        np.concatenate([grid[:, 2 * COLS :], grid[:, : 2 * COLS]], axis=1),
+    )

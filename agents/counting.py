@@ -63,9 +63,9 @@ class CountingPolicy:
         v = decode(observations)
         n = v.phase.size
         p = v.unseen / v.unseen.sum(axis=1, keepdims=True)  # law of an unseen card
-        hidden = v.hidden[:, 0]
+        own, hidden, removed = (np.ascontiguousarray(x[:, 0]) for x in (v.values, v.hidden, v.removed))
         beta = np.where(v.round_ending, np.float32(0), np.float32(self.pair_weight))
-        model = ColumnModel(v.values[:, 0], hidden, v.removed[:, 0], p, beta)
+        model = ColumnModel(own, hidden, removed, p, beta)
         rows = np.arange(n)
         flip = np.where(hidden, model.flip_deltas(), np.inf)  # before the cost of the discard
         # The card to place: the discard (to price taking it) or the card in hand.
@@ -85,7 +85,7 @@ class CountingPolicy:
         # What the discarded card is worth to the next player: the replaced card (a face-down one
         # is unknown until then), or the drawn card when turning a card up.
         feed = self._feeding_costs(v, p)  # (n, 15) by value of the discard
-        up_value = (v.values[:, 0] - MIN_VALUE).astype(np.intp)
+        up_value = (own - MIN_VALUE).astype(np.intp)
         slot_feed = np.where(hidden, (feed * p).sum(axis=1, keepdims=True), feed[rows[:, None], up_value])
         place += slot_feed
 
@@ -113,7 +113,7 @@ class CountingPolicy:
         expect from a draw, times ``feed_weight``."""
         n = p.shape[0]
         mu = weighted_sum(p, VALUES)[:, None]
-        values, hidden, present = v.values[:, 1], v.hidden[:, 1], ~v.removed[:, 1]
+        values, hidden, present = np.ascontiguousarray(v.values[:, 1]), np.ascontiguousarray(v.hidden[:, 1]), ~v.removed[:, 1]
         worth = np.where(hidden, mu, values)  # expected value of each of their slots
         worst = np.where(present, worth, -np.inf).max(axis=1)
         gain = np.maximum(worst[:, None] - VALUES, 0)  # (n, 15)
