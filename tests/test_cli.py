@@ -22,7 +22,7 @@ def test_tournament_prints_a_table_and_writes_files(capsys, tmp_path):
     code, out, _ = run(capsys, "tournament", "--agents", "random", "threshold", "--games", "4",
                        "--seed", "3", "--out", str(tmp_path), "--no-progress")  # fmt: skip
     assert code == 0
-    assert "threshold" in out and "win rate" in out and "Plackett-Luce" in out and "0.000–" in out
+    assert "threshold" in out and "win rate" in out and "Plackett-Luce" in out and "0.0000–" in out
     data = json.loads((tmp_path / "tournament.json").read_text())
     assert data["games"] == 4 and data["players"] == 2 and data["seed"] == 3
     assert (tmp_path / "tournament.csv").exists() and (tmp_path / "round_scores.png").exists()
