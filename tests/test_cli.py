@@ -41,7 +41,7 @@ def test_rule_options_reach_the_games(capsys, tmp_path):
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["--agents", "random", "wizard"], "unknown agent 'wizard'; choose from: counting, random, threshold"),
+        (["--agents", "random", "wizard"], "unknown agent 'wizard'; choose from: counting, "),
         (["--agents", "random", "--players", "9"], "9 is out of range; use 2 to 8"),
         (["--agents", "random", "--players", "1"], "1 is out of range; use 2 to 8"),
         (["--agents", "random", "--games", "0"], "0 is out of range; use at least 1"),
@@ -54,6 +54,8 @@ def test_bad_arguments_are_argparse_errors(capsys, argv, message):
     code, out, err = run(capsys, "tournament", *argv)
     assert code == 2
     assert message in err
+    if "unknown agent" in message:
+        assert "random" in err and "threshold" in err
     assert "usage: skyjo tournament" in err
 
 
