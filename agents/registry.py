@@ -1,14 +1,17 @@
 """Agent names -> constructors, so tournaments and the CLI can build agents by name.
 
-Built-in names are ``random``, ``threshold`` and ``counting``. Other modules add theirs with
+Built-in names are ``random``, ``threshold``, ``counting`` and the shipped PPO agents
+(``agents/pretrained/*.npz``, e.g. ``ppo-2p``). Other modules add theirs with
 :func:`register` (for example trained PPO agents).
 """
 
 from __future__ import annotations
 
+import functools
 import inspect
 from typing import Callable
 
+from agents import pretrained
 from agents.base import Policy
 from agents.counting import CountingPolicy
 from agents.random_agent import RandomPolicy
@@ -48,3 +51,5 @@ def make(name: str, *, seed: int | None = None, **kwargs) -> Policy:
 register("random", RandomPolicy)
 register("threshold", ThresholdPolicy)
 register("counting", CountingPolicy)
+for _name in pretrained.available():
+    register(_name, functools.partial(pretrained.load, _name))

@@ -103,11 +103,156 @@ def tournament(args: argparse.Namespace) -> int:
     return 0
 
 
+def _opponent_weights(text: str) -> tuple[str, float]:
+    """argparse type: ``NAME`` or ``NAME=WEIGHT`` (NAME an agent name or ``self``)."""
+    import agents
+    from train.config import SELF
+
+    name, _, weight = text.partition("=")
+    if name != SELF and name not in agents.names():
+        raise argparse.ArgumentTypeError(f"unknown opponent {name!r}; choose from: {SELF}, {', '.join(agents.names())}")
+    try:
+        value = float(weight) if weight else 1.0
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"weight {weight!r} of {name!r} is not a number") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"weight of {name!r} must be at least 0")
+    return name, value
+
+
+def add_train_parser(subparsers: argparse._SubParsersAction) -> None:
+    from train.rllib_run import add_rllib_arguments
+
+    parser = subparsers.add_parser(
+        "train",
+        help="train a PPO agent, then measure it against the heuristics",
+        description="Train a MaskablePPO agent on the batched vector env against a mixture of heuristics "
+        "and its own snapshots (self-play), then print a tournament of it against the heuristics. "
+        "With no options: the README's main job (2 players, about 20 minutes on 2 cores).",
+    )
+    parser.add_argument("--backend", choices=("sb3", "rllib"), default="sb3",
+                        help="sb3: MaskablePPO on one machine (default); rllib: Ray RLlib (needs the distributed extra)")  # fmt: skip
+    parser.add_argument("--players", type=_int_range(2, 8), default=None, help="seats per game, 2 to 8 (default 2)")
+    parser.add_argument("--seed", type=int, default=None, help="seeds the games, the opponents and torch (default 0)")
+    parser.add_argument("--out", default=None, metavar="DIR", help="output folder (default runs/ppo-<P>p)")
+    parser.add_argument("--reward", choices=("score", "result"), default=None, help="reward mode (default score)")
+    sb3 = parser.add_argument_group("sb3 backend")
+    sb3.add_argument("--config", default=None, metavar="FILE", help="a JSON TrainConfig; options given here override it")
+    sb3.add_argument("--total-timesteps", type=_int_range(1, None), default=None, metavar="N", help="learner steps to train")
+    sb3.add_argument("--num-envs", type=_int_range(1, None), default=None, metavar="N", help="games stepped together")
+    sb3.add_argument("--opponents", nargs="+", type=_opponent_weights, default=None, metavar="NAME[=W]",
+                     help="opponent mixture, e.g. counting=0.4 threshold=0.2 self=0.4 ('self': earlier snapshots)")  # fmt: skip
+    sb3.add_argument("--learning-rate", type=float, default=None, metavar="LR")
+    sb3.add_argument("--net-arch", type=_int_range(1, None), nargs="+", default=None, metavar="UNITS", help="hidden layer sizes")
+    sb3.add_argument("--eval-every", type=_int_range(0, None), default=None, metavar="N", help="steps between evaluations")
+    sb3.add_argument("--eval-games", type=_int_range(1, None), default=None, metavar="N", help="games per heuristic per evaluation")
+    sb3.add_argument("--time-limit-minutes", type=float, default=None, metavar="MIN",
+                     help="stop learning after MIN minutes, then evaluate and save as usual")  # fmt: skip
+    sb3.add_argument("--resume", default=None, metavar="DIR", help="continue the run saved in DIR/checkpoint")
+    sb3.add_argument("--final-games", type=_int_range(1, None), default=2000, metavar="N",
+                     help="games of the final tournament against the heuristics")  # fmt: skip
+    sb3.add_argument("--no-progress", action="store_true", help="no progress bars")
+    add_rllib_arguments(parser)
+    parser.set_defaults(func=train)
+
+
+def train_config_from_args(args: argparse.Namespace):
+    """The :class:`~train.config.TrainConfig` of ``skyjo train`` options (file, then flags)."""
+    from train.config import TrainConfig
+
+    if args.resume:
+        base = TrainConfig.load(f"{args.resume}/checkpoint/config.json").to_dict()
+    elif args.config:
+        base = TrainConfig.load(args.config).to_dict()
+    else:
+        base = {}
+    flags = {
+        "players": args.players, "seed": args.seed, "reward": args.reward, "total_timesteps": args.total_timesteps,
+        "num_envs": args.num_envs, "learning_rate": args.learning_rate, "net_arch": args.net_arch,
+        "eval_every": args.eval_every, "eval_games": args.eval_games, "time_limit_minutes": args.time_limit_minutes,
+        "opponents": dict(args.opponents) if args.opponents else None,
+    }  # fmt: skip
+    base.update({k: v for k, v in flags.items() if v is not None})
+    if base.get("reward") == "result":
+        base.setdefault("shaping", False)
+    if args.out or args.resume:
+        base["out_dir"] = args.out or args.resume
+    elif "out_dir" not in base:
+        base["out_dir"] = f"runs/ppo-{base.get('players', TrainConfig.players)}p"
+    return TrainConfig.from_dict(base)
+
+
+def train(args: argparse.Namespace) -> int:
+    """Run the ``train`` subcommand."""
+    if args.backend == "rllib":
+        from train.rllib_run import run_rllib
+
+        args.players = args.players or 2
+        args.seed = 0 if args.seed is None else args.seed
+        args.reward = args.reward or "score"
+        args.out = args.out or f"runs/rllib-{args.players}p"
+        try:
+            run_rllib(args)
+        except RuntimeError as exc:
+            print(f"skyjo train: {exc}", file=sys.stderr)
+            return 2
+        return 0
+    from train.ppo import train as train_ppo
+    from train.report import print_table
+
+    try:
+        config = train_config_from_args(args)
+    except ValueError as exc:
+        print(f"skyjo train: {exc}", file=sys.stderr)
+        return 2
+    outcome = train_ppo(config, resume=f"{args.resume}/checkpoint" if args.resume else None,
+                        progress=not args.no_progress, final_games=args.final_games)  # fmt: skip
+    print(f"trained {outcome.timesteps:,} steps in {outcome.seconds / 60:.1f} min; agent: {outcome.agent_path}")
+    print_table(outcome.tournament)
+    return 0
+
+
+def add_play_parser(subparsers: argparse._SubParsersAction) -> None:
+    import agents
+
+    default = "ppo-2p" if "ppo-2p" in agents.names() else "counting"
+    parser = subparsers.add_parser(
+        "play",
+        help="play Skyjo in the terminal against agents",
+        description="Play one game in the terminal. Moves: d(raw), t(ake), r(eplace) K, f(lip) K, help, quit.",
+    )
+    parser.add_argument("--opponents", nargs="+", type=agent_name, default=[default], metavar="NAME",
+                        help=f"one agent per opponent seat (default: {default}); the player count follows")  # fmt: skip
+    parser.add_argument("--seat", type=_int_range(0, 7), default=0, help="your seat (0 plays first in seat order)")
+    parser.add_argument("--seed", type=int, default=None, help="seeds the deal")
+    add_rule_arguments(parser)
+    parser.set_defaults(func=play)
+
+
+def play(args: argparse.Namespace) -> int:
+    """Run the ``play`` subcommand."""
+    import agents
+    from train.play import play as play_game
+
+    players = len(args.opponents) + 1
+    if players > 8:
+        print(f"skyjo play: {len(args.opponents)} opponents is too many; at most 7 (R2)", file=sys.stderr)
+        return 2
+    if args.seat >= players:
+        print(f"skyjo play: seat {args.seat} does not exist with {players} players; use 0..{players - 1}", file=sys.stderr)
+        return 2
+    opponents = [agents.make(name, seed=None if args.seed is None else args.seed + i) for i, name in enumerate(args.opponents)]
+    play_game(opponents, seat=args.seat, rules=rules_from_args(args, players), seed=args.seed)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The ``skyjo`` parser with every subcommand."""
     parser = argparse.ArgumentParser(prog="skyjo", description="skyjo-env: Skyjo engine, agents and tournaments")
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     add_tournament_parser(subparsers)
+    add_train_parser(subparsers)
+    add_play_parser(subparsers)
     return parser
 
 

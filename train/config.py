@@ -29,8 +29,10 @@ class TrainConfig:
         snapshot_every: learner steps between snapshots added to the self-play pool.
         pool_size: most recent snapshots kept in the pool.
         reward: environment reward mode, ``"score"`` (each round: opponents' mean round score
-            minus one's own, divided by ``reward_scale``) or ``"result"`` (+1/-1 at game end).
-        reward_scale: divisor of ``"score"`` rewards, to keep returns near unit scale.
+            minus one's own) or ``"result"`` (winners share +1, losers -1, at game end).
+        reward_scale: every reward is multiplied by this, to keep returns near unit scale.
+        shaping: add potential-based shaping from the expected round-score lead (see
+            :mod:`train.shaping`; ``"score"`` reward only), which pays moves when they are made.
         learning_rate, n_steps, batch_size, n_epochs, gamma, gae_lambda, clip_range, ent_coef,
         vf_coef, max_grad_norm: PPO hyper-parameters (n_steps per env per rollout).
         net_arch: hidden layer sizes of the policy and value networks.
@@ -39,23 +41,26 @@ class TrainConfig:
         eval_games: complete games per heuristic in each evaluation.
         eval_opponents: heuristics the learner is evaluated against (win rate in TensorBoard).
         checkpoint_every: learner steps between checkpoints (0: only at the end).
+        time_limit_minutes: stop learning after this many minutes of this process, even before
+            ``total_timesteps`` (``None``: no limit); the run then finishes as usual.
         seed: seeds the environment, the opponents and torch.
         out_dir: folder for checkpoints, TensorBoard logs, the final agent and its results.
     """
 
     players: int = 2
     total_timesteps: int = 3_000_000
-    num_envs: int = 256
+    num_envs: int = 128
     opponents: dict[str, float] = field(
         default_factory=lambda: {"counting": 0.4, "threshold": 0.2, "random": 0.05, SELF: 0.35}
     )
-    snapshot_every: int = 250_000
+    snapshot_every: int = 200_000
     pool_size: int = 8
     reward: str = "score"
-    reward_scale: float = 10.0
+    reward_scale: float = 0.1
+    shaping: bool = False
     learning_rate: float = 3e-4
-    n_steps: int = 64
-    batch_size: int = 4096
+    n_steps: int = 32
+    batch_size: int = 1024
     n_epochs: int = 4
     gamma: float = 0.995
     gae_lambda: float = 0.95
@@ -69,6 +74,7 @@ class TrainConfig:
     eval_games: int = 1000
     eval_opponents: list[str] = field(default_factory=lambda: ["random", "threshold", "counting"])
     checkpoint_every: int = 500_000
+    time_limit_minutes: float | None = None
     seed: int = 0
     out_dir: str = "runs/ppo"
 
@@ -82,6 +88,8 @@ class TrainConfig:
             raise ValueError(f"opponents={self.opponents!r} must map opponent kinds to non-negative weights, not all 0")
         if self.reward not in ("score", "result"):
             raise ValueError(f"reward={self.reward!r} is not allowed; use 'score' or 'result'")
+        if self.shaping and self.reward != "score":
+            raise ValueError("shaping=True needs reward='score' (it shapes the round-score lead)")
         if self.activation not in ("tanh", "relu"):
             raise ValueError(f"activation={self.activation!r} is not allowed; use 'tanh' or 'relu'")
 

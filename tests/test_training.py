@@ -1,0 +1,148 @@
+"""PPO training: learning, checkpoints and resuming, corrupt checkpoints, shipped agents."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("sb3_contrib")
+
+import agents  # noqa: E402
+from agents.mlp_policy import MLPPolicy  # noqa: E402
+from agents.pretrained import available, load  # noqa: E402
+from skyjo_env.actions import NUM_ACTIONS  # noqa: E402
+from skyjo_env.observation import size  # noqa: E402
+from train.config import TrainConfig  # noqa: E402
+from train.ppo import Run, evaluate, learner_policy, train  # noqa: E402
+from train.tournament import run_tournament  # noqa: E402
+
+
+def small_config(out: Path, **overrides) -> TrainConfig:
+    options = dict(
+        total_timesteps=4096, num_envs=32, n_steps=32, batch_size=256, net_arch=[32, 32],
+        opponents={"random": 0.5, "self": 0.5}, snapshot_every=2048, eval_every=0, eval_games=20,
+        eval_opponents=["random"], checkpoint_every=0, out_dir=str(out),
+    )  # fmt: skip
+    options.update(overrides)
+    return TrainConfig(**options)
+
+
+def test_short_training_improves_the_win_rate_against_random(tmp_path: Path) -> None:
+    config = small_config(tmp_path, total_timesteps=60_000, num_envs=64, batch_size=512, net_arch=[64, 64],
+                          opponents={"random": 1.0}, learning_rate=1e-3)  # fmt: skip
+    run = Run(config)
+
+    def win_rate() -> float:
+        policy = learner_policy(run.model, config)
+        policy.greedy, policy.rng = False, np.random.default_rng(0)  # the policy as trained: sampling
+        return evaluate(policy, config, games=400, seed=1)["random"]["win_rate"]
+
+    before = win_rate()
+    run.learn(progress=False)
+    after = win_rate()
+    assert after > before + 0.15, (before, after)
+
+
+def test_train_writes_the_agent_results_and_a_checkpoint(tmp_path: Path) -> None:
+    outcome = train(small_config(tmp_path), progress=False, final_games=8)
+    assert outcome.timesteps >= 4096
+    assert {a.name for a in outcome.tournament.agents} == {"ppo-2p", "random"}
+    agent = MLPPolicy.load(outcome.agent_path)
+    assert agent.metadata["players"] == 2 and agent.metadata["timesteps"] == outcome.timesteps
+    for name in ("model.zip", "config.json", "state.json", "pool/pool.json"):
+        assert (tmp_path / "checkpoint" / name).is_file(), name
+    results = json.loads((tmp_path / "results.json").read_text())
+    assert set(results) == {"final_eval", "tournament"}
+    assert (tmp_path / "eval.jsonl").read_text().count("\n") == 1
+
+
+def test_resuming_continues_steps_optimiser_and_pool(tmp_path: Path) -> None:
+    first = Run(small_config(tmp_path))
+    first.learn(progress=False)
+    steps = first.model.num_timesteps
+    pool = [s.name for s in first.pool.snapshots]
+    optimiser = first.model.policy.optimizer.state_dict()["state"]
+    resumed = Run(small_config(tmp_path, total_timesteps=8192), resume=tmp_path / "checkpoint")
+    assert resumed.model.num_timesteps == steps
+    assert [s.name for s in resumed.pool.snapshots] == pool
+    restored = resumed.model.policy.optimizer.state_dict()["state"]
+    assert all(np.allclose(restored[k]["exp_avg"], optimiser[k]["exp_avg"]) for k in optimiser)
+    resumed.learn(progress=False)
+    assert resumed.model.num_timesteps >= 8192
+    assert len(resumed.pool.snapshots) > len(pool)  # snapshots go on being taken
+
+
+def test_a_time_limit_stops_learning_early(tmp_path: Path) -> None:
+    run = Run(small_config(tmp_path, total_timesteps=10_000_000, time_limit_minutes=0.05))
+    run.learn(progress=False)
+    assert run.model.num_timesteps < 10_000_000
+
+
+@pytest.mark.parametrize("damage", ["missing", "garbage", "truncated"])
+def test_a_corrupt_checkpoint_gives_a_clear_error(tmp_path: Path, damage: str) -> None:
+    run = Run(small_config(tmp_path / "run"))
+    run.save_checkpoint(0)
+    model = tmp_path / "run" / "checkpoint" / "model.zip"
+    if damage == "missing":
+        model.unlink()
+    elif damage == "garbage":
+        model.write_bytes(b"not a zip file")
+    else:
+        model.write_bytes(model.read_bytes()[:200])
+    with pytest.raises(ValueError, match="checkpoint"):
+        Run(small_config(tmp_path / "run"), resume=tmp_path / "run" / "checkpoint")
+
+
+def test_a_corrupt_policy_file_gives_a_clear_error(tmp_path: Path) -> None:
+    bad = tmp_path / "agent.npz"
+    bad.write_bytes(b"\x00" * 64)
+    with pytest.raises(ValueError, match="cannot read policy file"):
+        MLPPolicy.load(bad)
+
+
+def test_config_rejects_bad_values_with_the_field_name(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="players"):
+        TrainConfig(players=9)
+    with pytest.raises(ValueError, match="opponents"):
+        TrainConfig(opponents={"counting": -1.0})
+    with pytest.raises(ValueError, match="unknown config field"):
+        TrainConfig.from_dict({"plyers": 2})
+    with pytest.raises(ValueError, match="unknown opponent"):
+        Run(small_config(tmp_path, opponents={"grandmaster": 1.0}))
+
+
+@pytest.mark.skipif(not available(), reason="no shipped agents in agents/pretrained")
+@pytest.mark.parametrize("name", available())
+def test_every_shipped_agent_loads_and_plays_legal_moves(name: str) -> None:
+    agent = load(name)
+    players = agent.metadata["players"]
+    assert agent.obs_size == size(players)
+    assert name in agents.names() and agents.make(name).obs_size == agent.obs_size
+    result = run_tournament([agent, agents.make("random", seed=1)], players, 20, seed=0, progress=False)
+    assert result.by_name(agent.name).win_rate > 0.5  # every shipped agent beats random play
+
+
+def test_unknown_shipped_agent_names_the_shipped_ones() -> None:
+    with pytest.raises(ValueError, match="no shipped agent named 'ppo-99p'"):
+        load("ppo-99p")
+
+
+def test_mlp_policy_masks_illegal_actions_and_round_trips(tmp_path: Path) -> None:
+    rng = np.random.default_rng(0)
+    weights = [(rng.normal(size=(size(2), 8)), rng.normal(size=8)), (rng.normal(size=(8, NUM_ACTIONS)), rng.normal(size=NUM_ACTIONS))]
+    policy = MLPPolicy(weights, "tanh", "tiny", metadata={"players": 2})
+    obs = rng.random((50, size(2)), dtype=np.float32)
+    masks = rng.random((50, NUM_ACTIONS)) < 0.3
+    masks[:, 0] = True
+    for greedy in (True, False):
+        policy.greedy = greedy
+        actions = policy(obs, masks)
+        assert masks[np.arange(50), actions].all()
+    policy.greedy = True
+    policy.save(tmp_path / "tiny.npz")
+    again = MLPPolicy.load(tmp_path / "tiny.npz")
+    assert again.name == "tiny" and again.metadata == {"players": 2}
+    assert np.array_equal(again(obs, masks), policy(obs, masks))
