@@ -68,11 +68,10 @@ class ColumnModel:
         np.copyto(pair_value, a)
         np.copyto(m2, b)
         np.multiply(beta * pa, pair, out=pair_weight)  # hope(a, x) = pair_weight * max(2a + x, 0)
-        np.copyto(c1, np.where(
-            pair,
-            self.base + a - pair_weight * np.maximum(3 * a, 0),  # x completes the pair: cost 0
-            np.where(split, beta * pa * np.maximum(2 * a + b, 0), np.where(one, pw * (3 * m1 + beta * np.maximum(2 * m1 + mu, 0)), 0)),
-        ))  # fmt: skip
+        completes = self.base + a - pair_weight * np.maximum(3 * a, 0)  # x completes the pair: cost 0
+        pairs_with_a = beta * pa * np.maximum(2 * a + b, 0)
+        pairs_beside_hidden = pw * (3 * m1 + beta * np.maximum(2 * m1 + mu, 0))
+        np.copyto(c1, np.where(pair, completes, np.where(split, pairs_with_a, np.where(one, pairs_beside_hidden, 0))))
         np.multiply(beta * pb * np.maximum(2 * b + a, 0), split, out=c2)
         self.delta_base, self.m1, self.c1, self.m2, self.c2, self.pair_weight, self.pair_value = self.slots
         self.current = self._current(values, hidden, removed)  # (n, 4)
@@ -85,7 +84,8 @@ class ColumnModel:
     def replace_deltas(self, x: np.ndarray) -> np.ndarray:
         """``(n, 12)``: change of the expected grid cost from putting value ``x[i]`` in each slot."""
         x = np.asarray(x, dtype=np.float32)[:, None]
-        return self.delta_base + x - self._corrections(x)
+        corrections = _corrections(x, self.m1, self.c1, self.m2, self.c2, self.pair_weight, self.pair_value)
+        return self.delta_base + x - corrections
 
     def best_replacements(
         self, rows: np.ndarray, slot_cost: np.ndarray, penalty_slot: np.ndarray, penalty: np.ndarray
@@ -112,8 +112,10 @@ class ColumnModel:
             np.minimum.at(flat, (offset + m.astype(np.intp))[cells], (delta + m - c)[cells])
         fr, fk = np.nonzero(full)
         if fr.size:
-            m1, c1, m2, c2, weight, pair_value, base = (x[fr, fk, None] for x in (m1, c1, m2, c2, weight, pair_value, delta))
-            values = base + VALUES - ((VALUES == m1) * c1 + (VALUES == m2) * c2 + weight * np.maximum(2 * pair_value + VALUES, 0))
+            m1, c1, m2, c2, weight, pair_value, base = (
+                x[fr, fk, None] for x in (m1, c1, m2, c2, weight, pair_value, delta)
+            )
+            values = base + VALUES - _corrections(VALUES, m1, c1, m2, c2, weight, pair_value)
             values += np.where((penalty_slot[fr] == fk)[:, None], penalty[fr], 0)
             np.minimum.at(flat, (fr[:, None] * NUM_VALUES + np.arange(NUM_VALUES)).reshape(-1), values.reshape(-1))
         return best
@@ -127,9 +129,6 @@ class ColumnModel:
             + self.pair_weight * np.maximum(2 * self.pair_value + self.mu, 0)
         )
 
-    def _corrections(self, x: np.ndarray) -> np.ndarray:
-        return (x == self.m1) * self.c1 + (x == self.m2) * self.c2 + self.pair_weight * np.maximum(2 * self.pair_value + x, 0)
-
     def _current(self, values: np.ndarray, hidden: np.ndarray, removed: np.ndarray) -> np.ndarray:
         """``(n, 4)`` expected cost of each column as it stands: ``cost(k, value of k)`` at one
         face-up slot k of it (any gives the same)."""
@@ -141,9 +140,17 @@ class ColumnModel:
             field.reshape(-1).take(at).reshape(n, COLS)
             for field in (values, self.base, self.m1, self.c1, self.m2, self.c2, self.pair_weight, self.pair_value)
         )
-        cost = x + base - ((x == m1) * c1 + (x == m2) * c2 + weight * np.maximum(2 * pair_value + x, 0))
+        cost = x + base - _corrections(x, m1, c1, m2, c2, weight, pair_value)
         cost = np.where(up[:, 0] | up[:, 1] | up[:, 2], cost, 3 * self.mu)
         return np.where(removed[:, :COLS], 0, cost)
+
+
+def _corrections(
+    x: np.ndarray, m1: np.ndarray, c1: np.ndarray, m2: np.ndarray, c2: np.ndarray,
+    weight: np.ndarray, pair_value: np.ndarray,
+) -> np.ndarray:  # fmt: skip
+    """What ``cost(k, x)`` takes off ``x + base(k)``: the matches of x, and the hope of a pair."""
+    return (x == m1) * c1 + (x == m2) * c2 + weight * np.maximum(2 * pair_value + x, 0)
 
 
 def _others(grid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -113,7 +113,8 @@ class CountingPolicy:
         expect from a draw, times ``feed_weight``."""
         n = p.shape[0]
         mu = weighted_sum(p, VALUES)[:, None]
-        values, hidden, present = np.ascontiguousarray(v.values[:, 1]), np.ascontiguousarray(v.hidden[:, 1]), ~v.removed[:, 1]
+        values, hidden = np.ascontiguousarray(v.values[:, 1]), np.ascontiguousarray(v.hidden[:, 1])
+        present = ~v.removed[:, 1]
         worth = np.where(hidden, mu, values)  # expected value of each of their slots
         worst = np.where(present, worth, -np.inf).max(axis=1)
         gain = np.maximum(worst[:, None] - VALUES, 0)  # (n, 15)

@@ -29,7 +29,8 @@ def title(result: TournamentResult) -> str:
 
 def table_rows(result: TournamentResult) -> list[list[str]]:
     """Header and one formatted row per agent, best rating first."""
-    header = ["agent", "seats", "win rate", "95% CI", "round score", "95% CI", "game total", "rounds/game", "rating μ ± σ"]
+    header = ["agent", "seats", "win rate", "95% CI", "round score", "95% CI", "game total", "rounds/game",
+              "rating μ ± σ"]  # fmt: skip
     rows = [header]
     for a in sorted(result.agents, key=lambda a: -a.rating_mu):
         rows.append([
