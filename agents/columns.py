@@ -12,7 +12,8 @@ value x face up while the other two slots stay as they are:
 
 ``hope(w, t) = beta * p(w) * max(2w + t, 0)`` credits a face-up pair of w's with third card t for
 the chance of completing it later (``beta = 0``: no future, exact expectations). Everything is
-elementwise over ``(n, 12)`` arrays; only :meth:`ColumnModel.replace_table` is ``(n, 12, 15)``.
+elementwise over ``(n, 12)`` arrays; :meth:`ColumnModel.best_replacements` folds the few corrected
+(slot, value) cells into a ``(n, 15)`` minimum instead of building ``(n, 12, 15)`` tables.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ class ColumnModel:
     """Expected costs of the columns of ``n`` grids (see the module docstring).
 
     Args:
-        values: ``(n, 12)`` float32 face-up values (anything where face down).
+        values: ``(n, 12)`` float32 face-up values (any card value, e.g. 0, where face down).
         hidden: ``(n, 12)`` face-down flags.
         removed: ``(n, 12)`` removed-column flags.
         p: ``(n, 15)`` float32 probability of each value -2..12 for an unseen card.
