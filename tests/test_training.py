@@ -146,3 +146,42 @@ def test_mlp_policy_masks_illegal_actions_and_round_trips(tmp_path: Path) -> Non
     again = MLPPolicy.load(tmp_path / "tiny.npz")
     assert again.name == "tiny" and again.metadata == {"players": 2}
     assert np.array_equal(again(obs, masks), policy(obs, masks))
+
+
+def test_expected_lead_counts_face_up_cards_and_prices_face_down_ones() -> None:
+    from skyjo_env import Rules, SkyjoEngine
+    from skyjo_env.cards import DECK, VALUES
+    from skyjo_env.observation import observe
+    from train.shaping import expected_lead
+
+    engine = SkyjoEngine(Rules(), 1, seed=0)
+    engine.deal_from(0, [DECK[::-1]])  # seat 0 is dealt ten 12s then two 11s, seat 1 eight 11s then four 10s
+    for slot in (0, 1, 10, 11):  # setup flips (R5): seat 0 shows 12 and 12, seat 1 shows 10 and 10
+        engine.step(np.array([14 + slot]))
+    unseen = engine.unseen[0]  # public counts: the draw pile and both grids' face-down cards
+    hidden_mean = (unseen * VALUES).sum() / unseen.sum()
+    own, other = 24 + 10 * hidden_mean, 20 + 10 * hidden_mean
+    assert expected_lead(observe(engine, 0), 2)[0] == pytest.approx(other - own, rel=1e-5)
+    assert expected_lead(observe(engine, 1), 2)[0] == pytest.approx(own - other, rel=1e-5)
+
+
+def test_shaping_terms_telescope_over_a_game() -> None:
+    from skyjo_env.sampling import sample_mask
+    from skyjo_env.vector_env import SkyjoVecEnv
+    from train.shaping import ShapedReward, expected_lead
+
+    plain = SkyjoVecEnv(1, reward="score", reward_scale=0.1, seed=4)
+    shaped = ShapedReward(SkyjoVecEnv(1, reward="score", reward_scale=0.1, seed=4), players=2, gamma=1.0, scale=0.1)
+    first = shaped.reset()
+    plain.reset()
+    rng_a, rng_b = np.random.default_rng(0), np.random.default_rng(0)
+    total_plain = total_shaped = 0.0
+    done = False
+    while not done:
+        _, r_plain, _, _ = plain.step(sample_mask(plain.action_masks(), rng_a))
+        _, r_shaped, d, _ = shaped.step(sample_mask(shaped.action_masks(), rng_b))
+        total_plain += float(r_plain[0])
+        total_shaped += float(r_shaped[0])
+        done = bool(d[0])
+    # With gamma = 1 the shaping terms sum to -phi(first state): the game's return moves by a constant.
+    assert total_shaped == pytest.approx(total_plain - 0.1 * float(expected_lead(first, 2)[0]), abs=1e-3)
