@@ -41,14 +41,15 @@ class TrainConfig:
         eval_games: complete games per heuristic in each evaluation.
         eval_opponents: heuristics the learner is evaluated against (win rate in TensorBoard).
         checkpoint_every: learner steps between checkpoints (0: only at the end).
-        time_limit_minutes: stop learning after this many minutes of this process, even before
-            ``total_timesteps`` (``None``: no limit); the run then finishes as usual.
+        time_limit_minutes: stop learning after this many minutes, even before ``total_timesteps``
+            (``None``: no limit); the run then finishes as usual. The default keeps the README's
+            main job (``skyjo train`` with no options) under 20 minutes on 2 cores.
         seed: seeds the environment, the opponents and torch.
         out_dir: folder for checkpoints, TensorBoard logs, the final agent and its results.
     """
 
     players: int = 2
-    total_timesteps: int = 3_000_000
+    total_timesteps: int = 10_000_000
     num_envs: int = 128
     opponents: dict[str, float] = field(
         default_factory=lambda: {"counting": 0.4, "threshold": 0.2, "random": 0.05, SELF: 0.35}
@@ -74,7 +75,7 @@ class TrainConfig:
     eval_games: int = 1000
     eval_opponents: list[str] = field(default_factory=lambda: ["random", "threshold", "counting"])
     checkpoint_every: int = 500_000
-    time_limit_minutes: float | None = None
+    time_limit_minutes: float | None = 16.0
     seed: int = 0
     out_dir: str = "runs/ppo"
 
