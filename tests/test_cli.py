@@ -26,6 +26,7 @@ def test_tournament_prints_a_table_and_writes_files(capsys, tmp_path):
     data = json.loads((tmp_path / "tournament.json").read_text())
     assert data["games"] == 4 and data["players"] == 2 and data["seed"] == 3
     assert (tmp_path / "tournament.csv").exists() and (tmp_path / "round_scores.png").exists()
+    assert (tmp_path / "tournament.md").read_text().count("\n| ") == 3  # header and one row per agent
 
 
 def test_rule_options_reach_the_games(capsys, tmp_path):

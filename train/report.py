@@ -1,4 +1,4 @@
-"""Tournament reports: a printed table, JSON and CSV files, and a plot of round scores."""
+"""Tournament reports: a printed table, JSON, CSV and Markdown files, and a plot of round scores."""
 
 from __future__ import annotations
 
@@ -128,12 +128,15 @@ def plot_round_scores(result: TournamentResult, path: str | Path) -> Path:
 
 
 def save(result: TournamentResult, out_dir: str | Path) -> dict[str, Path]:
-    """Write ``tournament.json``, ``tournament.csv`` and ``round_scores.png`` into ``out_dir``."""
+    """Write ``tournament.json``, ``tournament.csv``, ``tournament.md`` and ``round_scores.png`` into ``out_dir``."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
+    markdown = out / "tournament.md"
+    markdown.write_text(f"{title(result)}\n\n{markdown_table(result)}\n")
     return {
         "json": write_json(result, out / "tournament.json"),
         "csv": write_csv(result, out / "tournament.csv"),
+        "markdown": markdown,
         "plot": plot_round_scores(result, out / "round_scores.png"),
     }
 
