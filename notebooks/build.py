@@ -528,7 +528,9 @@ TRAINING = [
     ## 4. The agent in a tournament
 
     At the end `train` put the exported agent into a tournament with the heuristics, every agent
-    taking every seat in turn. `outcome.tournament` is that result.
+    taking every seat in turn. `outcome.tournament` is that result. In two-player games among
+    four agents each one meets all three others, so a win rate mixes easy and hard opponents;
+    the next section takes them one at a time.
     """),
     code("""
     def win_errors(results):
@@ -558,7 +560,8 @@ TRAINING = [
     """),
     code("""
     mine = MLPPolicy.load(outcome.agent_path)
-    print(mine.name, mine.metadata.get("timesteps"), "steps")
+    print(f"{mine.name}: {mine.metadata.get('timesteps'):,} learner steps")
+    mine.name = "this notebook's ppo"  # to tell it from the shipped agent of the same name below
     fig, ax = plt.subplots(figsize=(8, 4))
     bins = np.arange(-10, 121, 4)
     for name, colour in [("threshold", "tab:orange"), ("counting", "tab:blue")]:
@@ -590,7 +593,7 @@ TRAINING = [
         pool = [shipped, mine, agents.make("threshold"), agents.make("counting")]
         compared = run_tournament(pool, players=config.players, games=FINAL_GAMES, seed=2, progress=False)
         display(Markdown(markdown_table(compared)))
-        fig, ax = plt.subplots(figsize=(7, 4))
+        fig, ax = plt.subplots(figsize=(9, 4))
         ax.bar([a.name for a in compared.agents], [a.win_rate for a in compared.agents],
                yerr=win_errors(compared.agents),
                capsize=6, color=["tab:purple", "tab:green", "tab:orange", "tab:blue"])
