@@ -29,4 +29,4 @@ def path(name: str) -> Path:
 
 def load(name: str, *, greedy: bool = True, seed: int | None = None) -> MLPPolicy:
     """The shipped agent ``name`` (e.g. ``"ppo-2p"``) as a batched policy."""
-    return MLPPolicy.load(path(name), greedy=greedy, seed=seed)
+    return MLPPolicy.load(path(name), name=name, greedy=greedy, seed=seed)
