@@ -121,8 +121,9 @@ def test_every_shipped_agent_loads_and_plays_legal_moves(name: str) -> None:
     players = agent.metadata["players"]
     assert agent.obs_size == size(players)
     assert name in agents.names() and agents.make(name).obs_size == agent.obs_size
-    result = run_tournament([agent, agents.make("random", seed=1)], players, 20, seed=0, progress=False)
-    assert result.by_name(agent.name).win_rate > 0.5  # every shipped agent beats random play
+    randoms = [agents.make("random", seed=i) for i in range(players - 1)]
+    result = run_tournament([agent, *randoms], players, 20, seed=0, progress=False)
+    assert result.by_name(agent.name).win_rate > 0.5  # every shipped agent beats random players
 
 
 def test_unknown_shipped_agent_names_the_shipped_ones() -> None:
