@@ -258,8 +258,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``skyjo`` console script; returns the exit status."""
+    from threadpoolctl import threadpool_limits
+
     args = build_parser().parse_args(argv)
-    return args.func(args)
+    # Batched numpy work here is many small matrix products: BLAS thread pools only contend.
+    with threadpool_limits(1):
+        return args.func(args)
 
 
 if __name__ == "__main__":
