@@ -26,6 +26,8 @@ attribute           shape, dtype    meaning
 ``totals``          (B, P) i16      game totals (R18)
 ``unseen``          (B, 15) i16     public count of each value in the draw pile or face down
 ``steps``           (B,) i32        actions taken in this game
+``keys``            (B, 2) u32      the game's random-stream key (:mod:`skyjo_env.random_streams`)
+``shuffles``        (B,) u32        shuffles the game has made (the stream's counter)
 ==================  ==============  ===========================================================
 
 Setup flips (R5) are made in seat order 0..P-1 at the start of every round; then the starter
