@@ -50,8 +50,7 @@ SETUP, CHOOSE, DRAWN, TAKEN, OVER = range(5)
 PHASE_NAMES = ("setup", "choose", "drawn", "taken", "over")
 REWARD_MODES = ("result", "score", "none")
 
-# Bit of action ``DRAW``/``TAKE`` and shifts of the 12-slot fields inside a legal-action bit set.
-_DRAW_BIT = np.uint32(1 << DRAW)
+# Bit of action ``TAKE`` in a legal-action bit set (``DRAW`` is bit 0).
 _TAKE_BIT = np.uint32(1 << TAKE)
 # Per phase: which fields of the legal bit set are open (as all-ones / all-zeros uint32 masks).
 _ONES = np.uint32(0xFFFFFFFF)
@@ -63,7 +62,6 @@ _ACTION_SLOT = np.concatenate([[0, 0], np.arange(SLOTS), np.arange(SLOTS)])
 _ACTION_BIT = np.where(np.arange(NUM_ACTIONS) >= REPLACE, 1 << _ACTION_SLOT, 0).astype(np.uint32)
 _ACTION_COLUMN_BITS = (COLUMN_MASK << (_ACTION_SLOT % COLS)).astype(np.uint32)
 _ACTION_COLUMN = _ACTION_SLOT % COLS
-_SLOT_WEIGHTS = (1 << np.arange(SLOTS)).astype(np.uint32)
 _EVERY = slice(None)
 _DECK_CODES = (DECK - MIN_VALUE).astype(np.uint32)  # cards as byte codes 0..14 for shuffling
 
