@@ -50,19 +50,24 @@ SETUP, CHOOSE, DRAWN, TAKEN, OVER = range(5)
 PHASE_NAMES = ("setup", "choose", "drawn", "taken", "over")
 REWARD_MODES = ("result", "score", "none")
 
-# Bit of action ``TAKE`` in a legal-action bit set (``DRAW`` is bit 0).
-_TAKE_BIT = np.uint32(1 << TAKE)
-# Per phase: which fields of the legal bit set are open (as all-ones / all-zeros uint32 masks).
-_ONES = np.uint32(0xFFFFFFFF)
-_HIDDEN_OPEN = np.array([_ONES, 0, _ONES, 0, 0], dtype=np.uint32)  # flip k
-_SLOTS_OPEN = np.array([0, 0, _ONES, _ONES, 0], dtype=np.uint32)  # replace k
-_CHOOSE_OPEN = np.array([0, _ONES, 0, 0, 0], dtype=np.uint32)  # draw / take
+# Legal-action bit sets are the union of three tables, masked by the phase's open actions:
+# the flips of the face-down slots (by face-up bits), the replaces of the slots still present (by
+# removed bits), and draw / take (by cards in both piles: a draw needs the draw pile or a second
+# discard, as the top discard is always there in phase CHOOSE).
+_SLOT_BITS = np.arange(ALL_SLOTS + 1, dtype=np.uint32)
+_FLIPS = (_SLOT_BITS ^ ALL_SLOTS) << FLIP
+_REPLACES = (_SLOT_BITS ^ ALL_SLOTS) << REPLACE
+_DRAW_TAKE = np.where(np.arange(2 * DECK_SIZE + 1) > 1, 1 << DRAW | 1 << TAKE, 1 << TAKE).astype(np.uint32)
+_FLIP_FIELD, _REPLACE_FIELD = _FLIPS[0], _REPLACES[0]
+_OPEN = np.array([_FLIP_FIELD, _DRAW_TAKE[-1], _FLIP_FIELD | _REPLACE_FIELD, _REPLACE_FIELD, 0], dtype=np.uint32)
 # Per action id: the slot it names, its slot's bit, and its column's bits (0 for draw/take).
 _ACTION_SLOT = np.concatenate([[0, 0], np.arange(SLOTS), np.arange(SLOTS)])
 _ACTION_BIT = np.where(np.arange(NUM_ACTIONS) >= REPLACE, 1 << _ACTION_SLOT, 0).astype(np.uint32)
 _ACTION_COLUMN_BITS = (COLUMN_MASK << (_ACTION_SLOT % COLS)).astype(np.uint32)
 _ACTION_COLUMN = _ACTION_SLOT % COLS
 _EVERY = slice(None)
+# 0-d operands: numpy casts a Python int operand on every call, which costs a batch of one dearly.
+_ONE8, _ONE16, _ONE32 = (np.ones((), dtype=t) for t in (np.int8, np.int16, np.int32))
 _DECK_CODES = (DECK - MIN_VALUE).astype(np.uint32)  # cards as byte codes 0..14 for shuffling
 
 
@@ -147,6 +152,7 @@ class SkyjoEngine:
         self._discard_flat = self.discard_pile.reshape(-1)
         self._unseen_flat = self.unseen.reshape(-1)  # value v of game b: b * 15 + v - MIN_VALUE
         self._cell_all = self._all * P  # index of seat 0 of every game in (B * P) arrays
+        self._next_seat = np.roll(np.arange(P, dtype=np.int8), -1)  # seat p -> seat p + 1 (mod P)
         self._result: StepResult | None = None  # the step's result, once a round has ended in it
         self._quiet: StepResult | None = None  # cached read-only result of steps where none ended
         self._rng = np.random.default_rng(seed)
@@ -241,21 +247,18 @@ class SkyjoEngine:
         """Legal actions as uint32 bit sets (bit a set = action a legal), for ``games`` (default all)."""
         if games is None:
             cell = self._cell_all + self.current
-            draw_size, discard_size, ph = self.draw_size, self.discard_size, self.phase
+            stock = self.draw_size + self.discard_size
+            ph = self.phase
         else:
             g = self._as_indices(games)
             cell = g * self.num_players + self.current[g]
-            draw_size, discard_size, ph = self.draw_size[g], self.discard_size[g], self.phase[g]
-        hidden = self._up_flat[cell] ^ ALL_SLOTS
-        present = self._removed_flat[cell] ^ ALL_SLOTS
-        can_draw = (draw_size > 0) | (discard_size > 1)
-        hidden <<= FLIP
-        hidden &= _HIDDEN_OPEN[ph]
-        present <<= REPLACE
-        present &= _SLOTS_OPEN[ph]
-        hidden |= present
-        hidden |= (can_draw.view(np.uint8) | _TAKE_BIT) & _CHOOSE_OPEN[ph]
-        return hidden
+            stock = self.draw_size[g] + self.discard_size[g]
+            ph = self.phase[g]
+        legal = _FLIPS.take(self._up_flat[cell])
+        legal |= _REPLACES.take(self._removed_flat[cell])
+        legal |= _DRAW_TAKE.take(stock)
+        legal &= _OPEN.take(ph)
+        return legal
 
     def legal_mask(self, games: np.ndarray | None = None) -> np.ndarray:
         """Legal actions as booleans ``(len(games), NUM_ACTIONS)``, for ``games`` (default all)."""
@@ -289,25 +292,24 @@ class SkyjoEngine:
                 raise ValueError("games must not repeat a game index")
             self._check_actions(a, g)
         if games is None:
-            self.steps += 1
+            self.steps += _ONE32
         else:
-            self.steps[g] += 1
+            self.steps[g] += _ONE32
         self._result = None
-        kind = np.minimum(a, REPLACE)  # 0 draw, 1 take, 2 a slot action
-        on_slot = kind == REPLACE
-        if on_slot.all():
+        on_slot = a >= REPLACE
+        if _all(on_slot):
             self._slot_actions(g, a)
         else:
-            draw = g[kind == DRAW]
+            draw = g[a == DRAW]
             if draw.size:
                 self._draw(draw)
-            take = g[kind == TAKE]
+            take = g[a == TAKE]
             if take.size:
-                n = self.discard_size[take] - 1
+                n = self.discard_size[take] - _ONE16
                 self.held[take] = self._discard_flat[take * DECK_SIZE + n]
                 self.discard_size[take] = n
                 self.phase[take] = TAKEN
-            if on_slot.any():
+            if _any(on_slot):
                 self._slot_actions(g[on_slot], a[on_slot])
         result = self._result
         if result is None:
@@ -320,7 +322,7 @@ class SkyjoEngine:
         bits = self.legal_bits(games)
         in_range = (a >= 0) & (a < NUM_ACTIONS)
         legal = in_range & (((bits >> np.where(in_range, a, 0).astype(np.uint32)) & 1) == 1)
-        if legal.all():
+        if _all(legal):
             return
         i = int(np.flatnonzero(~legal)[0])
         g = int(games[i])
@@ -334,11 +336,11 @@ class SkyjoEngine:
         )
 
     def _draw(self, games: np.ndarray) -> None:
-        empty = self.draw_size[self._rows(games)] == 0
-        if empty.any():
-            self._reshuffle(games[empty])
-        n = self.draw_size[self._rows(games)] - 1
         rows = self._rows(games)
+        empty = self.draw_size[rows] == 0
+        if _any(empty):
+            self._reshuffle(games[empty])
+        n = self.draw_size[rows] - _ONE16
         self.held[rows] = self._draw_flat[games * DECK_SIZE + n]
         self.draw_size[rows] = n
         self.phase[rows] = DRAWN
@@ -360,29 +362,31 @@ class SkyjoEngine:
         """Replace or flip a slot (actions 2..25) in games ``g``, then end the turn or the setup flip."""
         rows = self._rows(g)
         cell = self._cells(g) + self.current[rows]
-        at = cell * SLOTS + _ACTION_SLOT[a]
+        grid = cell * SLOTS  # index of the seat's slot 0 in ``_values_flat``
+        at = grid + _ACTION_SLOT.take(a)
         old = self._values_flat[at]
         up = self._up_flat[cell]
-        bit = _ACTION_BIT[a]
-        hidden_before = (up & bit) == 0
+        bit = _ACTION_BIT.take(a)
+        turned = bit & ~up  # the slot's bit where it was face down
         up |= bit
         self._up_flat[cell] = up
         phase = self.phase[rows]
         # Public card counting: a face-down card turned up, and a drawn card put down, are seen.
-        if hidden_before.all():
+        if _all(turned):
             self._see(g, old)
         else:
-            self._see(g[hidden_before], old[hidden_before])
+            seen = turned != 0
+            self._see(g[seen], old[seen])
         drawn = phase == DRAWN
-        if drawn.any():
+        if _any(drawn):
             self._see(g[drawn], self.held[g[drawn]])
         in_turn = phase != SETUP
-        if not in_turn.all():
+        if not _all(in_turn):
             setup = ~in_turn
             self._setup_progress(g[setup], up[setup])
-            if not in_turn.any():
+            if not _any(in_turn):
                 return
-            g, a, cell, at, old, up = (x[in_turn] for x in (g, a, cell, at, old, up))
+            g, a, cell, grid, at, old, up = (x[in_turn] for x in (g, a, cell, grid, at, old, up))
             rows = g
         held = self.held[rows]
         replace = a < FLIP
@@ -390,7 +394,7 @@ class SkyjoEngine:
         # The card that goes onto the discard pile: the replaced one, or the drawn one (R9, R10).
         self._push_discard(g, np.where(replace, old, held))
         if self.rules.column_rule:
-            self._remove_columns(g, cell, a, up)
+            self._remove_columns(g, cell, grid, a, up)
         self._end_turn(g, up)
 
     def _rows(self, g: np.ndarray) -> np.ndarray | slice:
@@ -405,21 +409,23 @@ class SkyjoEngine:
         rows = self._rows(games)
         n = self.discard_size[rows]
         self._discard_flat[games * DECK_SIZE + n] = cards
-        self.discard_size[rows] = n + 1
+        self.discard_size[rows] = n + _ONE16
 
     def _see(self, games: np.ndarray, cards: np.ndarray) -> None:
         """Public card counting: ``cards`` (one per game, games distinct) were just seen by everyone."""
-        self._unseen_flat[games * NUM_VALUES + (cards - MIN_VALUE)] -= 1
+        np.subtract.at(self._unseen_flat, games * NUM_VALUES + (cards - MIN_VALUE), _ONE16)
 
-    def _remove_columns(self, g: np.ndarray, cell: np.ndarray, a: np.ndarray, up: np.ndarray) -> None:
+    def _remove_columns(self, g: np.ndarray, cell: np.ndarray, grid: np.ndarray, a: np.ndarray, up: np.ndarray) -> None:
         """R13: a column of three equal face-up cards leaves; its cards go onto the discard pile."""
-        colbits = _ACTION_COLUMN_BITS[a]
-        base = cell * SLOTS + _ACTION_COLUMN[a]
-        card = self._values_flat[base]
+        colbits = _ACTION_COLUMN_BITS.take(a)
         same = (up & colbits) == colbits
+        if not _any(same):
+            return
+        base = grid + _ACTION_COLUMN.take(a)
+        card = self._values_flat[base]
         same &= card == self._values_flat[base + COLS]
         same &= card == self._values_flat[base + 2 * COLS]
-        if not same.any():
+        if not _any(same):
             return
         same &= (self._removed_flat[cell] & colbits) == 0
         g, cell, colbits, card = g[same], cell[same], colbits[same], card[same]
@@ -434,7 +440,7 @@ class SkyjoEngine:
         current = self.current[rows]
         ender = self.ender[rows]
         ends_now = (up == ALL_SLOTS) & (ender < 0)
-        if ends_now.any():
+        if _any(ends_now):
             ender = np.where(ends_now, current, ender)
             self.ender[rows] = ender
             final = np.where(ends_now, P, self.final_turns[rows])
@@ -442,19 +448,19 @@ class SkyjoEngine:
             final = self.final_turns[rows]
         ending = ender >= 0
         over = ending
-        if ending.any():
+        if _any(ending):
             final = final - ending
             self.final_turns[rows] = final
             over = ending & (final == 0)
-        self.current[rows] = (current + 1) % P
+        self.current[rows] = self._next_seat.take(current)
         self.phase[rows] = CHOOSE
-        if over.any():
+        if _any(over):
             self._end_round(g[over])
 
     def _setup_progress(self, g: np.ndarray, up: np.ndarray) -> None:
         """R5, R6: after two flips the next seat flips; after the last seat, play starts."""
         done = np.bitwise_count(up) == SETUP_FLIPS
-        if not done.any():
+        if not _any(done):
             return
         done = g[done]
         self.current[done] += 1
@@ -637,3 +643,13 @@ class SkyjoEngine:
         if not np.array_equal(np.sort(arr), DECK):
             raise ValueError(f"{what} is not a permutation of the 150-card deck (R1)")
         return arr.astype(np.int8)
+
+
+def _any(flags: np.ndarray) -> bool:
+    """``flags.any()`` for the engine's 1-D arrays, a few times cheaper for small batches."""
+    return np.count_nonzero(flags) > 0
+
+
+def _all(flags: np.ndarray) -> bool:
+    """``flags.all()`` (nonzero everywhere) for the engine's 1-D arrays, cheaper for small batches."""
+    return np.count_nonzero(flags) == flags.size

@@ -50,7 +50,10 @@ def unpack_bits(bits: np.ndarray) -> np.ndarray:
 
 def sample_bits(bits: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """One uniformly random set bit of each uint32 in ``bits`` (each must have one set)."""
-    bits = np.asarray(bits).astype(np.int32)
+    bits = np.asarray(bits)
+    if bits.shape == (1,):
+        return _sample_one(bits.item(), rng)
+    bits = bits.astype(np.int32)
     low = bits & _HALF_MASK
     high = bits >> _HALF
     n_low = np.bitwise_count(low)
@@ -62,6 +65,21 @@ def sample_bits(bits: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     start = low * _HALF + r
     start += ((high - low) * _HALF + _HIGH_OFFSET - n_low) * (r >= n_low)
     return _SELECT.take(start).astype(np.int64)
+
+
+def _sample_one(bits: int, rng: np.random.Generator) -> np.ndarray:
+    """:func:`sample_bits` of a single bit set in Python ints (numpy's per-call cost dominates for one).
+
+    The same random draw, the same float32 product and the same table, so the same action.
+    """
+    low, high = bits & _HALF_MASK, bits >> _HALF
+    n_low = low.bit_count()
+    total = n_low + high.bit_count()
+    if not total:
+        raise ValueError("no legal action in game(s) [0]")
+    r = int((rng.random(1, dtype=np.float32) * total)[0])
+    start = low * _HALF + r if r < n_low else int(_HIGH_OFFSET) + high * _HALF + r - n_low
+    return np.array([_SELECT[start]], dtype=np.int64)
 
 
 def sample_mask(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
