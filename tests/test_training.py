@@ -75,6 +75,15 @@ def test_resuming_continues_steps_optimiser_and_pool(tmp_path: Path) -> None:
     assert len(resumed.pool.snapshots) > len(pool)  # snapshots go on being taken
 
 
+def test_resuming_applies_the_configs_ppo_settings(tmp_path: Path) -> None:
+    Run(small_config(tmp_path)).learn(progress=False)
+    resumed = Run(small_config(tmp_path, total_timesteps=6144, learning_rate=1e-5, ent_coef=0.0, n_epochs=2),
+                  resume=tmp_path / "checkpoint")  # fmt: skip
+    assert (resumed.model.ent_coef, resumed.model.n_epochs) == (0.0, 2)
+    resumed.learn(progress=False)
+    assert resumed.model.policy.optimizer.param_groups[0]["lr"] == pytest.approx(1e-5)
+
+
 def test_a_time_limit_stops_learning_early(tmp_path: Path) -> None:
     run = Run(small_config(tmp_path, total_timesteps=10_000_000, time_limit_minutes=0.05))
     run.learn(progress=False)

@@ -31,6 +31,11 @@ class TrainConfig:
         reward: environment reward mode, ``"score"`` (each round: opponents' mean round score
             minus one's own) or ``"result"`` (winners share +1, losers -1, at game end).
         reward_scale: every reward is multiplied by this, to keep returns near unit scale.
+        warm_start: a teacher agent name (e.g. ``"counting"``) or ``None``. Before PPO, the teacher
+            plays ``warm_start_samples`` learner turns against copies of itself and the networks
+            are fitted to its actions and returns for ``warm_start_epochs`` epochs
+            (:mod:`train.imitation`); PPO then improves on it.
+        warm_start_samples, warm_start_epochs: size of that behaviour-cloning phase.
         shaping: add potential-based shaping from the expected round-score lead (see
             :mod:`train.shaping`; ``"score"`` reward only), which pays moves when they are made.
         learning_rate, n_steps, batch_size, n_epochs, gamma, gae_lambda, clip_range, ent_coef,
@@ -41,7 +46,7 @@ class TrainConfig:
         eval_games: complete games per heuristic in each evaluation.
         eval_opponents: heuristics the learner is evaluated against (win rate in TensorBoard).
         checkpoint_every: learner steps between checkpoints (0: only at the end).
-        time_limit_minutes: stop learning after this many minutes, even before ``total_timesteps``
+        time_limit_minutes: stop learning after this many minutes (warm start included), even before ``total_timesteps``
             (``None``: no limit); the run then finishes as usual. The default keeps the README's
             main job (``skyjo train`` with no options) under 20 minutes on 2 cores.
         seed: seeds the environment, the opponents and torch.
@@ -59,6 +64,9 @@ class TrainConfig:
     reward: str = "score"
     reward_scale: float = 0.1
     shaping: bool = False
+    warm_start: str | None = None
+    warm_start_samples: int = 2_000_000
+    warm_start_epochs: int = 10
     learning_rate: float = 3e-4
     n_steps: int = 32
     batch_size: int = 1024
@@ -82,7 +90,8 @@ class TrainConfig:
     def __post_init__(self) -> None:
         if not 2 <= self.players <= 8:
             raise ValueError(f"players={self.players!r} is not allowed; use 2 to 8")
-        for name in ("total_timesteps", "num_envs", "n_steps", "batch_size", "n_epochs", "pool_size", "eval_games"):
+        for name in ("total_timesteps", "num_envs", "n_steps", "batch_size", "n_epochs", "pool_size", "eval_games",
+                     "warm_start_samples", "warm_start_epochs"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name}={getattr(self, name)!r} is not allowed; use a positive integer")
         if not self.opponents or any(w < 0 for w in self.opponents.values()) or sum(self.opponents.values()) <= 0:
@@ -91,6 +100,11 @@ class TrainConfig:
             raise ValueError(f"reward={self.reward!r} is not allowed; use 'score' or 'result'")
         if self.shaping and self.reward != "score":
             raise ValueError("shaping=True needs reward='score' (it shapes the round-score lead)")
+        if self.warm_start is not None:
+            import agents
+
+            if self.warm_start not in agents.names():
+                raise ValueError(f"warm_start={self.warm_start!r} is not an agent; use None or one of {agents.names()}")
         if self.activation not in ("tanh", "relu"):
             raise ValueError(f"activation={self.activation!r} is not allowed; use 'tanh' or 'relu'")
 

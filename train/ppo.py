@@ -25,6 +25,7 @@ from agents.mlp_policy import MLPPolicy
 from skyjo_env.rules import Rules
 from skyjo_env.vector_env import SkyjoVecEnv
 from train.config import SELF, TrainConfig
+from train.imitation import clone, collect
 from train.selfplay import OpponentPool, snapshot
 from train.shaping import ShapedReward
 from train.tournament import TournamentResult, run_tournament
@@ -105,6 +106,7 @@ class Run:
 
     def __init__(self, config: TrainConfig, resume: Path | None = None) -> None:
         self.config = config
+        self.started = time.perf_counter()
         self.out = Path(config.out_dir)
         self.out.mkdir(parents=True, exist_ok=True)
         torch.manual_seed(config.seed)
@@ -127,24 +129,27 @@ class Run:
             self.model = MaskablePPO(
                 "MlpPolicy",
                 self.venv,
-                learning_rate=config.learning_rate,
-                n_steps=config.n_steps,
-                batch_size=config.batch_size,
-                n_epochs=config.n_epochs,
-                gamma=config.gamma,
-                gae_lambda=config.gae_lambda,
-                clip_range=config.clip_range,
-                ent_coef=config.ent_coef,
-                vf_coef=config.vf_coef,
-                max_grad_norm=config.max_grad_norm,
+                **self._hyperparameters(),
                 policy_kwargs={"net_arch": list(config.net_arch), "activation_fn": ACTIVATION_MODULES[config.activation]},
                 tensorboard_log=str(self.out / "tensorboard"),
                 seed=config.seed,
                 verbose=0,
             )
+            if config.warm_start is not None:
+                self.warm_start()
         if SELF in config.opponents and not self.pool.snapshots:
             self.add_snapshot(self.model.num_timesteps)
         self._update_opponents()
+
+    def warm_start(self) -> None:
+        """Behaviour-clone the teacher ``config.warm_start`` into the fresh model (``warm_start.json``)."""
+        c = self.config
+        teacher = agents.make(c.warm_start, seed=c.seed)
+        demos = collect(teacher, Rules(num_players=c.players), c.warm_start_samples, gamma=c.gamma, reward=c.reward,
+                        reward_scale=c.reward_scale, seed=c.seed + 1)  # fmt: skip
+        history = clone(self.model.policy, demos, epochs=c.warm_start_epochs, seed=c.seed)
+        record = {"teacher": c.warm_start, "turns": len(demos), "epochs": history}
+        (self.out / "warm_start.json").write_text(json.dumps(record, indent=2) + "\n")
 
     # -------------------------------------------------------------- periodic actions
     def add_snapshot(self, timesteps: int) -> None:
@@ -174,12 +179,20 @@ class Run:
         self.config.save(folder / "config.json")
         (folder / "state.json").write_text(json.dumps({"timesteps": int(timesteps)}) + "\n")
 
+    def _hyperparameters(self) -> dict:
+        """The PPO settings of the config (a resumed run takes them from the config too)."""
+        c = self.config
+        names = ("learning_rate", "n_steps", "batch_size", "n_epochs", "gamma", "gae_lambda", "clip_range", "ent_coef",
+                 "vf_coef", "max_grad_norm")  # fmt: skip
+        return {name: getattr(c, name) for name in names}
+
     def _resume(self, folder: Path) -> MaskablePPO:
         folder = Path(folder)
         if not (folder / "model.zip").is_file():
             raise ValueError(f"{folder} is not a checkpoint folder: it has no model.zip")
         try:
-            model = MaskablePPO.load(folder / "model.zip", env=self.venv, tensorboard_log=str(self.out / "tensorboard"))
+            model = MaskablePPO.load(folder / "model.zip", env=self.venv, tensorboard_log=str(self.out / "tensorboard"),
+                                     custom_objects=self._hyperparameters())  # fmt: skip
         except Exception as exc:  # SB3 raises many kinds on a damaged zip
             raise ValueError(f"cannot load checkpoint {folder / 'model.zip'}: {exc}") from exc
         self.pool.load(folder / "pool")
@@ -194,7 +207,7 @@ class Run:
         if c.checkpoint_every:
             callbacks.append(Every(c.checkpoint_every, self.save_checkpoint))
         if c.time_limit_minutes is not None:
-            callbacks.append(Deadline(60 * c.time_limit_minutes))
+            callbacks.append(Deadline(60 * c.time_limit_minutes - (time.perf_counter() - self.started)))
         remaining = c.total_timesteps - self.model.num_timesteps
         if remaining > 0:
             self.model.learn(

@@ -1,0 +1,141 @@
+"""Warm start by behaviour cloning: fit the PPO networks to a teacher's play before PPO starts.
+
+From scratch, PPO spends millions of steps against a strong heuristic rediscovering basic play.
+A warm start first lets a teacher (any batched policy, e.g. the ``counting`` heuristic) play the
+learner's seat against copies of itself in the batched vector env, recording the learner-seat
+observations, masks, actions and discounted returns, and then fits the actor to the teacher's
+actions (cross-entropy under the mask) and the critic to the returns (squared error). PPO then
+improves on the teacher instead of starting from a uniform policy.
+
+Only turns of games that ended inside the collection window are kept, so every return is exact.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
+
+from agents.base import Policy
+from skyjo_env.rules import Rules
+from skyjo_env.vector_env import SkyjoVecEnv
+
+
+@dataclass
+class Demonstrations:
+    """Learner turns of a teacher: ``observations (n, D)``, ``masks (n, 26)``, ``actions (n,)``, ``returns (n,)``."""
+
+    observations: np.ndarray
+    masks: np.ndarray
+    actions: np.ndarray
+    returns: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.actions)
+
+
+def collect(
+    teacher: Policy,
+    rules: Rules,
+    samples: int,
+    *,
+    num_envs: int | None = None,
+    gamma: float = 0.995,
+    reward: str = "score",
+    reward_scale: float = 0.1,
+    seed: int = 0,
+) -> Demonstrations:
+    """About ``samples`` learner turns of ``teacher`` against copies of itself, with exact returns.
+
+    ``num_envs`` games are played side by side for ``samples // num_envs`` turns each; by default
+    ``samples // 500`` games (1 to 1024), so that most of the window lies in finished games.
+    """
+    if num_envs is None:
+        num_envs = min(1024, max(1, samples // 500))
+    if samples < num_envs:
+        raise ValueError(f"samples={samples} is too few; collect at least num_envs={num_envs}")
+    env = SkyjoVecEnv(num_envs, rules, opponents=[teacher], reward=reward, reward_scale=reward_scale, seed=seed)
+    steps = samples // num_envs
+    observations = np.zeros((steps, num_envs, env.observation_space.shape[0]), dtype=np.float32)
+    masks = np.zeros((steps, num_envs, env.action_space.n), dtype=bool)
+    actions = np.zeros((steps, num_envs), dtype=np.int64)
+    rewards = np.zeros((steps, num_envs), dtype=np.float32)
+    dones = np.zeros((steps, num_envs), dtype=bool)
+    obs = env.reset()
+    for t in range(steps):
+        masks[t] = env.action_masks()
+        actions[t] = teacher(obs, masks[t])
+        observations[t] = obs
+        obs, rewards[t], dones[t], _ = env.step(actions[t])
+    returns = np.zeros_like(rewards)
+    following = np.zeros(num_envs, dtype=np.float32)
+    for t in range(steps - 1, -1, -1):
+        following = rewards[t] + gamma * following * ~dones[t]
+        returns[t] = following
+    # A turn counts only if its game ended inside the window (else its return is cut short).
+    last_end = np.where(dones.any(axis=0), steps - 1 - np.argmax(dones[::-1], axis=0), -1)
+    keep = np.arange(steps)[:, None] <= last_end[None, :]
+    return Demonstrations(observations[keep], masks[keep], actions[keep], returns[keep])
+
+
+def clone(
+    policy: MaskableActorCriticPolicy,
+    demos: Demonstrations,
+    *,
+    epochs: int = 10,
+    batch_size: int = 1024,
+    learning_rate: float = 2e-3,
+    vf_coef: float = 0.5,
+    seed: int = 0,
+) -> list[dict[str, float]]:
+    """Fit ``policy``'s actor to the teacher's actions and its critic to the returns.
+
+    One-cycle learning-rate schedule peaking at ``learning_rate``; a separate optimiser, so the
+    PPO optimiser starts fresh. Returns per epoch the mean losses and the share of turns where
+    the actor's most likely action is the teacher's (``agreement``, on up to 50,000 turns).
+    """
+    if len(demos) < batch_size:
+        raise ValueError(f"{len(demos)} demonstrations are fewer than one batch of {batch_size}")
+    generator = torch.Generator().manual_seed(seed)
+    obs, masks, actions, returns = (torch.as_tensor(x) for x in (demos.observations, demos.masks, demos.actions, demos.returns))
+    batches = len(demos) // batch_size
+    optimizer = torch.optim.Adam(policy.parameters(), lr=learning_rate)
+    schedule = torch.optim.lr_scheduler.OneCycleLR(optimizer, max_lr=learning_rate, total_steps=epochs * batches)
+    policy.set_training_mode(True)
+    history = []
+    for epoch in range(epochs):
+        started = time.perf_counter()
+        order = torch.randperm(len(demos), generator=generator)
+        actor_loss = critic_loss = 0.0
+        for b in range(batches):
+            idx = order[b * batch_size : (b + 1) * batch_size]
+            values, log_prob, _ = policy.evaluate_actions(obs[idx], actions[idx], action_masks=masks[idx])
+            pi = -log_prob.mean()
+            vf = torch.nn.functional.mse_loss(values.flatten(), returns[idx])
+            optimizer.zero_grad()
+            (pi + vf_coef * vf).backward()
+            optimizer.step()
+            schedule.step()
+            actor_loss += pi.item()
+            critic_loss += vf.item()
+        history.append({
+            "epoch": epoch,
+            "actor_loss": actor_loss / batches,
+            "critic_loss": critic_loss / batches,
+            "agreement": agreement(policy, demos),
+            "seconds": time.perf_counter() - started,
+        })  # fmt: skip
+    policy.set_training_mode(False)
+    return history
+
+
+def agreement(policy: MaskableActorCriticPolicy, demos: Demonstrations, limit: int = 50_000) -> float:
+    """Share of the first ``limit`` turns where the actor's most likely legal action is the teacher's."""
+    n = min(limit, len(demos))
+    with torch.no_grad():
+        dist = policy.get_distribution(torch.as_tensor(demos.observations[:n]), action_masks=demos.masks[:n])
+        chosen = dist.distribution.probs.argmax(dim=1).numpy()
+    return float(np.mean(chosen == demos.actions[:n]))
