@@ -70,3 +70,24 @@ def test_parser_has_one_function_per_subcommand():
     args = parser.parse_args(["tournament", "--agents", "random"])
     assert args.func.__name__ == "tournament"
     assert args.players == 2 and args.games == 10_000 and args.end_score == 100 and not args.no_column_rule
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        ([], {"warm_start": "counting", "warm_start_samples": 1_000_000, "out_dir": "runs/ppo-2p"}),
+        (["--warm-start", "none"], {"warm_start": None}),
+        (["--warm-start", "threshold", "--warm-start-samples", "5000", "--warm-start-epochs", "2", "--players", "3"],
+         {"warm_start": "threshold", "warm_start_samples": 5000, "warm_start_epochs": 2, "out_dir": "runs/ppo-3p"}),
+    ],
+)  # fmt: skip
+def test_train_options_make_the_config(argv, expected):
+    from train.cli import train_config_from_args
+
+    config = train_config_from_args(build_parser().parse_args(["train", *argv])).to_dict()
+    assert config == {**config, **expected}
+
+
+def test_an_unknown_teacher_is_an_argparse_error(capsys):
+    code, _, err = run(capsys, "train", "--warm-start", "wizard")
+    assert code == 2 and "unknown agent 'wizard'" in err and "counting" in err

@@ -45,7 +45,7 @@ def test_too_few_samples_are_refused() -> None:
 
 def test_cloning_makes_the_actor_agree_with_the_teacher(tmp_path: Path, demos) -> None:
     config = TrainConfig(num_envs=16, n_steps=16, batch_size=256, net_arch=[64, 64], opponents={"random": 1.0},
-                         out_dir=str(tmp_path))  # fmt: skip
+                         warm_start=None, out_dir=str(tmp_path))  # fmt: skip
     policy = Run(config).model.policy
     before = agreement(policy, demos)
     history = clone(policy, demos, epochs=4, batch_size=256, learning_rate=3e-3)

@@ -23,6 +23,14 @@ def agent_name(text: str) -> str:
     return text
 
 
+NO_TEACHER = "none"
+
+
+def _teacher(text: str) -> str:
+    """argparse type: an agent name, or ``none`` (no warm start)."""
+    return text if text == NO_TEACHER else agent_name(text)
+
+
 def _int_range(low: int, high: int | None) -> Callable[[str], int]:
     """argparse type: an integer in ``low..high`` (no upper bound if ``high`` is None)."""
 
@@ -144,12 +152,12 @@ def add_train_parser(subparsers: argparse._SubParsersAction) -> None:
                      help="opponent mixture, e.g. counting=0.4 threshold=0.2 self=0.4 ('self': earlier snapshots)")  # fmt: skip
     sb3.add_argument("--learning-rate", type=float, default=None, metavar="LR")
     sb3.add_argument("--net-arch", type=_int_range(1, None), nargs="+", default=None, metavar="UNITS", help="hidden layer sizes")
-    sb3.add_argument("--warm-start", type=agent_name, default=None, metavar="AGENT",
-                     help="behaviour-clone this agent (e.g. counting) into the networks before PPO")  # fmt: skip
+    sb3.add_argument("--warm-start", type=_teacher, default=None, metavar="AGENT",
+                     help="behaviour-clone this agent into the networks before PPO (default counting; 'none': start from scratch)")  # fmt: skip
     sb3.add_argument("--warm-start-samples", type=_int_range(1, None), default=None, metavar="N",
-                     help="teacher turns to clone (default 2,000,000)")  # fmt: skip
+                     help="teacher turns to clone (default 1,000,000)")  # fmt: skip
     sb3.add_argument("--warm-start-epochs", type=_int_range(1, None), default=None, metavar="N",
-                     help="passes over them (default 10)")  # fmt: skip
+                     help="passes over them (default 5)")  # fmt: skip
     sb3.add_argument("--eval-every", type=_int_range(0, None), default=None, metavar="N", help="steps between evaluations")
     sb3.add_argument("--eval-games", type=_int_range(1, None), default=None, metavar="N", help="games per heuristic per evaluation")
     sb3.add_argument("--time-limit-minutes", type=float, default=None, metavar="MIN",
@@ -176,10 +184,12 @@ def train_config_from_args(args: argparse.Namespace):
         "players": args.players, "seed": args.seed, "reward": args.reward, "total_timesteps": args.total_timesteps,
         "num_envs": args.num_envs, "learning_rate": args.learning_rate, "net_arch": args.net_arch,
         "eval_every": args.eval_every, "eval_games": args.eval_games, "time_limit_minutes": args.time_limit_minutes,
-        "opponents": dict(args.opponents) if args.opponents else None, "warm_start": args.warm_start,
+        "opponents": dict(args.opponents) if args.opponents else None,
         "warm_start_samples": args.warm_start_samples, "warm_start_epochs": args.warm_start_epochs,
     }  # fmt: skip
     base.update({k: v for k, v in flags.items() if v is not None})
+    if args.warm_start is not None:
+        base["warm_start"] = None if args.warm_start == NO_TEACHER else args.warm_start
     if base.get("reward") == "result":
         base.setdefault("shaping", False)
     if args.out or args.resume:

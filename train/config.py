@@ -64,9 +64,9 @@ class TrainConfig:
     reward: str = "score"
     reward_scale: float = 0.1
     shaping: bool = False
-    warm_start: str | None = None
-    warm_start_samples: int = 2_000_000
-    warm_start_epochs: int = 10
+    warm_start: str | None = "counting"
+    warm_start_samples: int = 1_000_000
+    warm_start_epochs: int = 5
     learning_rate: float = 3e-4
     n_steps: int = 32
     batch_size: int = 1024
