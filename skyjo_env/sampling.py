@@ -34,18 +34,26 @@ _SELECT = _select_table()
 _HIGH_OFFSET = np.int32((1 << _HALF) * _HALF)
 
 
+# Packing works on rows padded to 32 flags, flattened: numpy packs one long row much faster than
+# many short ones. A padded row's first NUM_ACTIONS flags are copied out as one void scalar.
+_WORD = 32
+_MASK_ROW = np.dtype((np.void, NUM_ACTIONS))
+
+
 def pack_mask(mask: np.ndarray) -> np.ndarray:
     """Boolean masks ``(n, NUM_ACTIONS)`` to uint32 bit sets ``(n,)`` (bit a = action a)."""
-    packed = np.packbits(np.asarray(mask, dtype=bool), axis=1, bitorder="little")
-    padded = np.zeros((packed.shape[0], 4), dtype=np.uint8)
-    padded[:, : packed.shape[1]] = packed
-    return padded.view("<u4")[:, 0]
+    mask = np.asarray(mask, dtype=bool)
+    padded = np.zeros((mask.shape[0], _WORD), dtype=bool)
+    padded[:, : mask.shape[1]] = mask
+    return np.packbits(padded.reshape(-1), bitorder="little").view("<u4")
 
 
 def unpack_bits(bits: np.ndarray) -> np.ndarray:
     """Inverse of :func:`pack_mask`: uint32 bit sets ``(n,)`` to booleans ``(n, NUM_ACTIONS)``."""
-    as_bytes = np.ascontiguousarray(bits, dtype="<u4").view(np.uint8).reshape(-1, 4)
-    return np.unpackbits(as_bytes, axis=1, count=NUM_ACTIONS, bitorder="little").view(bool)
+    as_bytes = np.ascontiguousarray(bits, dtype="<u4").view(np.uint8)
+    padded = np.unpackbits(as_bytes, bitorder="little")
+    rows = np.ndarray((as_bytes.size // 4,), dtype=_MASK_ROW, buffer=padded, strides=(_WORD,))
+    return rows.copy().view(bool).reshape(-1, NUM_ACTIONS)
 
 
 def sample_bits(bits: np.ndarray, rng: np.random.Generator) -> np.ndarray:

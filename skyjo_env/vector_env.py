@@ -102,6 +102,7 @@ class SkyjoVecEnv(VecEnv):
         self.set_opponents(self._default if opponents is None else opponents, weights)
         self._carry = np.zeros(N, dtype=np.float32)  # rewards of new games before their learner's turn
         self._bits: np.ndarray | None = None  # legal actions of the learners, cached per state
+        self._infos: list[dict[str, Any]] = [{} for _ in range(N)]  # empty dicts, reused (see _empty_infos)
         self._actions: np.ndarray | None = None
         super().__init__(N, observation_space(P), action_space())
 
@@ -157,7 +158,7 @@ class SkyjoVecEnv(VecEnv):
         self._reset_options()
         self._carry[:] = 0
         self._draw_seats_and_opponents(self._all)
-        self._advance(self._all, self._carry, [{} for _ in range(self.num_envs)], np.ones(self.num_envs, dtype=bool))
+        self._advance(self._all, self._carry, self._empty_infos(), np.ones(self.num_envs, dtype=bool))
         self._bits = None
         return observe(self.engine, self._seats)
 
@@ -170,7 +171,7 @@ class SkyjoVecEnv(VecEnv):
         rewards, self._carry = self._carry, np.zeros(self.num_envs, dtype=np.float32)
         result = self.engine.step(actions, check=False)
         rewards += result.rewards[self._all, self._seats]
-        infos: list[dict[str, Any]] = [{} for _ in range(self.num_envs)]
+        infos = self._empty_infos()
         dones = np.zeros(self.num_envs, dtype=bool)
         self._advance(self._all, rewards, infos, dones)
         self._bits = None
@@ -264,13 +265,23 @@ class SkyjoVecEnv(VecEnv):
         terminal = observe(engine, self._seats[games], games)
         truncated = engine.phase[games] != OVER
         for i, g in enumerate(games.tolist()):
-            infos[g]["terminal_observation"] = terminal[i]
-            infos[g]["opponent"] = self._pool[self._game_opponent[g]]
+            info = {"terminal_observation": terminal[i], "opponent": self._pool[self._game_opponent[g]]}
             if truncated[i]:
-                infos[g]["TimeLimit.truncated"] = True
+                info["TimeLimit.truncated"] = True
+            infos[g] = info  # a new dict: the empty one may be shared with earlier steps' lists
         dones[games] = True
         engine.reset_games(games)
         self._draw_seats_and_opponents(games)
+
+    def _empty_infos(self) -> list[dict[str, Any]]:
+        """A new list of N empty info dicts for a step; :meth:`_restart` replaces those of done games.
+
+        Building N dicts every step is a sizeable part of a step, so the empty dicts are reused from
+        step to step; one that a caller has written into is replaced, never cleared.
+        """
+        if any(self._infos):
+            self._infos = [info if not info else {} for info in self._infos]
+        return list(self._infos)
 
     def _legal_bits(self) -> np.ndarray:
         if self._bits is None:
