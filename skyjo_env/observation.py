@@ -38,9 +38,13 @@ from skyjo_env.cards import ALL_SLOTS, COUNTS, DECK_SIZE, MAX_VALUE, MIN_VALUE, 
 from skyjo_env.engine import DRAWN, TAKEN, SkyjoEngine
 
 GRID_FEATURES = 3 * SLOTS  # 36 per seat
-_ROW = np.dtype((np.void, SLOTS))  # 12 int8 flags as one scalar: gathers copy whole rows
+# 12 slots as one scalar (12 int8 or 12 float32): gathers and strided writes copy whole rows.
+_ROW = np.dtype((np.void, SLOTS))
+_FLOAT_ROW = np.dtype((np.void, SLOTS * 4))
 _SHOWN = SLOT_FLAGS.astype(np.int8).view(_ROW)[:, 0]  # slot bit set -> 12 flags of the set bits
-_HIDDEN = _SHOWN[ALL_SLOTS ^ np.arange(ALL_SLOTS + 1)]  # face_up bit set -> 12 face-down flags
+_SHOWN_FLOAT = SLOT_FLAGS.astype(np.float32).view(_FLOAT_ROW)[:, 0]  # the same flags as float32
+_HIDDEN_FLOAT = _SHOWN_FLOAT[ALL_SLOTS ^ np.arange(ALL_SLOTS + 1)]  # face_up bits -> face-down flags
+_VALUE_SCALE = np.float32(1 / MAX_VALUE)
 _PHASE_COLUMNS = 4  # engine phases setup, choose, drawn, taken; OVER has no column
 
 
@@ -82,7 +86,7 @@ def _scale(num_players: int, end_score: int) -> np.ndarray:
     """Per entry, the factor that turns the integer feature into the observed float."""
     L = layout(num_players)
     scale = np.ones(size(num_players), dtype=np.float32)
-    scale[: num_players * GRID_FEATURES].reshape(num_players, 3, SLOTS)[:, 0] = np.float32(1 / MAX_VALUE)
+    scale[: num_players * GRID_FEATURES].reshape(num_players, 3, SLOTS)[:, 0] = _VALUE_SCALE
     scale[L["unseen"]] = (1.0 / COUNTS).astype(np.float32)
     scale[L["draw_size"]] = np.float32(1 / DECK_SIZE)
     scale[L["totals"]] = np.float32(1 / end_score)
@@ -111,24 +115,26 @@ def observe(engine: SkyjoEngine, seats: np.ndarray | int, games: np.ndarray | No
         return _observe_one(engine, int(observer[0]), int(g[0]))
     L = dict(_layout(P))
     S = size(P)
-    # Every feature is an integer times a fixed per-entry factor: build the small integers as int8,
-    # scale them once, then write the two wide ones (draw pile size, totals) as floats.
+    # Every feature is an integer times a fixed per-entry factor (see _scale). Flags and one-hots
+    # are written as floats directly, the grids from float tables, and the counts are scaled.
     # Work on flat arrays and whole-row scalars: numpy is slow on many short rows.
-    ints = np.zeros((n, S), dtype=np.int8)
-    flat = ints.reshape(-1)
+    out = np.zeros((n, S), dtype=np.float32)
+    flat = out.reshape(-1)
     base = np.arange(0, n * S, S)  # flat index of each row's first entry
 
     # State row of (game, relative seat r) is game * P + (observer + r) % P, flattened over (n, P).
     cell = np.repeat(g * P, P) + _take_rows(_rotations(P), observer).reshape(-1)
     up = engine.face_up.reshape(-1)[cell]
     removed = engine.removed.reshape(-1)[cell]
-    values = _take_rows(engine.values.reshape(-1, SLOTS), cell).astype(np.int8, copy=False)
-    values *= np.take(_SHOWN, up & ~removed).view(np.int8).reshape(-1, SLOTS)
+    values = _take_rows(engine.values.reshape(-1, SLOTS), cell)
+    values *= np.take(_SHOWN, up & ~removed).view(np.int8).reshape(-1, SLOTS)  # 0 unless shown
     # Per (game, seat): the 12-entry blocks shown values, face-down flags, removed flags.
-    blocks = np.ndarray((n, P, 3), dtype=_ROW, buffer=ints, strides=(S, GRID_FEATURES, SLOTS))
-    blocks[:, :, 0] = values.view(_ROW).reshape(n, P)
-    blocks[:, :, 1] = np.take(_HIDDEN, up).reshape(n, P)
-    blocks[:, :, 2] = np.take(_SHOWN, removed).reshape(n, P)
+    blocks = np.ndarray((n, P, 3), dtype=_FLOAT_ROW, buffer=out, strides=(4 * S, 4 * GRID_FEATURES, 4 * SLOTS))
+    shown = values.astype(np.float32)
+    shown *= _VALUE_SCALE
+    blocks[:, :, 0] = shown.view(_FLOAT_ROW).reshape(n, P)
+    blocks[:, :, 1] = np.take(_HIDDEN_FLOAT, up).reshape(n, P)
+    blocks[:, :, 2] = np.take(_SHOWN_FLOAT, removed).reshape(n, P)
 
     size_ = engine.discard_size[g]
     top = engine.discard_pile.reshape(-1)[g * DECK_SIZE + np.maximum(size_ - 1, 0)]
@@ -141,23 +147,22 @@ def observe(engine: SkyjoEngine, seats: np.ndarray | int, games: np.ndarray | No
     seen_drawn = drawn & to_act  # a drawn card is seen by the drawer only (R10)
     holding = np.flatnonzero(taken | seen_drawn)
     flat[base[holding] + (L["held"].start - MIN_VALUE) + engine.held[g[holding]]] = 1
-    ints[:, L["held_source"].start] = drawn
-    ints[:, L["held_source"].start + 1] = taken
+    out[:, L["held_source"].start] = drawn
+    out[:, L["held_source"].start + 1] = taken
     in_play = np.flatnonzero(phase < _PHASE_COLUMNS)
     flat[base[in_play] + L["phase"].start + phase[in_play]] = 1
 
-    unseen = ints[:, L["unseen"]]
-    unseen[...] = _take_rows(engine.unseen, g)
+    unseen = _take_rows(engine.unseen, g)
     mine = np.flatnonzero(seen_drawn)
     unseen[mine, engine.held[g[mine]].astype(np.intp) - MIN_VALUE] -= 1
+    scale = _scale(P, engine.rules.end_score)
+    out[:, L["unseen"]] = unseen * scale[L["unseen"]]
 
-    ints[:, L["to_act"].start] = to_act
+    out[:, L["to_act"].start] = to_act
     ender = engine.ender[g].astype(np.int64)
     ending = np.flatnonzero(ender >= 0)
-    ints[ending, L["round_ending"].start] = 1
+    out[ending, L["round_ending"].start] = 1
     flat[base[ending] + L["ender"].start + (ender[ending] - observer[ending]) % P] = 1
-    scale = _scale(P, engine.rules.end_score)
-    out = np.multiply(ints, scale, dtype=np.float32)
     out[:, L["draw_size"].start] = engine.draw_size[g] * scale[L["draw_size"].start]
     out[:, L["totals"]] = engine.totals.reshape(-1)[cell].reshape(n, P) * scale[L["totals"].start]
     return out
