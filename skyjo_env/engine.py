@@ -66,7 +66,8 @@ _ACTION_BIT = np.where(np.arange(NUM_ACTIONS) >= REPLACE, 1 << _ACTION_SLOT, 0).
 _ACTION_COLUMN_BITS = (COLUMN_MASK << (_ACTION_SLOT % COLS)).astype(np.uint32)
 _ACTION_COLUMN = _ACTION_SLOT % COLS
 _EVERY = slice(None)
-# 0-d operands: numpy casts a Python int operand on every call, which costs a batch of one dearly.
+# 0-d operands: numpy casts a Python int operand on every call, which costs a batch of one dearly
+# (and sends ufunc.at down a slow path).
 _ONE8, _ONE16, _ONE32 = (np.ones((), dtype=t) for t in (np.int8, np.int16, np.int32))
 _DECK_CODES = (DECK - MIN_VALUE).astype(np.uint32)  # cards as byte codes 0..14 for shuffling
 
@@ -356,7 +357,7 @@ class SkyjoEngine:
         self.discard_pile[games, 0] = top
         self.discard_size[games] = 1
         moved = cards[np.arange(DECK_SIZE)[None, :] < m[:, None]]
-        np.add.at(self.unseen, (np.repeat(games, m), moved.astype(np.intp) - MIN_VALUE), 1)
+        np.add.at(self.unseen, (np.repeat(games, m), moved.astype(np.intp) - MIN_VALUE), _ONE16)
 
     def _slot_actions(self, g: np.ndarray, a: np.ndarray) -> None:
         """Replace or flip a slot (actions 2..25) in games ``g``, then end the turn or the setup flip."""
@@ -555,21 +556,24 @@ class SkyjoEngine:
         hidden = ~SLOT_FLAGS[up_before]  # (n, P, 12): face down until the final reveal
         games = np.broadcast_to(g[:, None, None], hidden.shape)[hidden]
         cards = self.values[g][hidden].astype(np.intp)
-        np.subtract.at(self._unseen_flat, games * NUM_VALUES + (cards - MIN_VALUE), 1)
+        np.subtract.at(self._unseen_flat, games * NUM_VALUES + (cards - MIN_VALUE), _ONE16)
 
     def _discard_final_columns(self, g: np.ndarray, new_removed: np.ndarray) -> None:
         """R13/R14: columns removed at the final reveal of a finished game go onto its discard pile.
 
         (Rounds that go on are re-dealt with the whole deck, so only a finished game needs this.)
         """
-        for seat in range(self.num_players):
-            for col in range(COLS):
-                hit = (new_removed[:, seat] >> col) & 1 == 1
-                if hit.any():
-                    games = g[hit]
-                    card = self.values[games, seat, col]
-                    for _ in range(3):
-                        self._push_discard(games, card)
+        # (row of g, seat, column) of every removed column, in that order: the order of the discards.
+        row, seat, col = np.nonzero((new_removed[:, :, None] >> np.arange(COLS, dtype=np.uint32)) & 1)
+        if not row.size:
+            return
+        games = g[row]
+        card = self.values[games, seat, col]
+        rank = np.arange(row.size) - np.searchsorted(row, row)  # k-th removed column of its game
+        at = games * DECK_SIZE + self.discard_size[games] + 3 * rank
+        for i in range(3):
+            self._discard_flat[at + i] = card
+        self.discard_size[g] += (3 * np.bincount(row, minlength=g.size)).astype(np.int16)
 
     def _pick_next_starter(self, g: np.ndarray, score: np.ndarray) -> None:
         """R7: the round's winner (ties: first at or after the last starter) or its ender starts."""
@@ -629,9 +633,9 @@ class SkyjoEngine:
                 f"games must be integer game indices (0..{self.batch_size - 1}) or a boolean mask, "
                 f"as a 1-D array; got dtype {games.dtype} and shape {games.shape}"
             )
-        games = games.astype(np.int64).reshape(-1)
-        bad = games[(games < 0) | (games >= self.batch_size)]
-        if bad.size:
+        games = games.astype(np.int64, copy=False).reshape(-1)
+        if games.size and (games.min() < 0 or games.max() >= self.batch_size):
+            bad = games[(games < 0) | (games >= self.batch_size)]
             raise ValueError(f"game index {int(bad[0])} is out of range; games are 0..{self.batch_size - 1}")
         return games
 
