@@ -86,7 +86,7 @@ from pettingzoo.utils import wrappers
 from skyjo_env import render
 from skyjo_env.actions import NUM_ACTIONS
 from skyjo_env.arguments import check_max_steps, check_render_mode, checked_action, rules_from
-from skyjo_env.engine import OVER, PHASE_NAMES, SkyjoEngine
+from skyjo_env.engine import PHASE_NAMES, SkyjoEngine
 from skyjo_env.observation import observe
 from skyjo_env.spaces import action_space, mask_space, observation_space
 
@@ -158,9 +158,10 @@ class raw_env(AECEnv, EzPickle):
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         seat = self._seat[agent]
-        mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
-        if seat == self.engine.current[0] and self.engine.phase[0] != OVER:
-            mask[self._legal()] = 1
+        if seat == self.engine.current[0]:
+            mask = self._legal().astype(np.int8)  # all zeros once the game is over
+        else:
+            mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
         return {"observation": observe(self.engine, seat)[0], "action_mask": mask}
 
     def step(self, action: int | np.integer | None) -> None:
@@ -173,8 +174,8 @@ class raw_env(AECEnv, EzPickle):
         self._cumulative_rewards[agent] = 0.0
         result = self.engine.step(np.array([a]), check=False)
         self._mask = None
-        rewards = result.rewards[0]
-        self.rewards = {name: float(rewards[self._seat[name]]) for name in self.agents}
+        rewards = result.rewards[0].tolist()
+        self.rewards = {name: rewards[self._seat[name]] for name in self.agents}
         if result.game_over[0]:
             self.terminations = dict.fromkeys(self.agents, True)
             for name in self.agents:

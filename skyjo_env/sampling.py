@@ -51,6 +51,8 @@ def pack_mask(mask: np.ndarray) -> np.ndarray:
 def unpack_bits(bits: np.ndarray) -> np.ndarray:
     """Inverse of :func:`pack_mask`: uint32 bit sets ``(n,)`` to booleans ``(n, NUM_ACTIONS)``."""
     as_bytes = np.ascontiguousarray(bits, dtype="<u4").view(np.uint8)
+    if as_bytes.size == 4:  # one bit set: no padding to drop
+        return np.unpackbits(as_bytes, count=NUM_ACTIONS, bitorder="little").view(bool).reshape(1, NUM_ACTIONS)
     padded = np.unpackbits(as_bytes, bitorder="little")
     rows = np.ndarray((as_bytes.size // 4,), dtype=_MASK_ROW, buffer=padded, strides=(_WORD,))
     return rows.copy().view(bool).reshape(-1, NUM_ACTIONS)
