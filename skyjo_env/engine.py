@@ -68,7 +68,7 @@ _ACTION_COLUMN = _ACTION_SLOT % COLS
 _EVERY = slice(None)
 # 0-d operands: numpy casts a Python int operand on every call, which costs a batch of one dearly
 # (and sends ufunc.at down a slow path).
-_ONE8, _ONE16, _ONE32 = (np.ones((), dtype=t) for t in (np.int8, np.int16, np.int32))
+_ONE16, _ONE32 = np.ones((), dtype=np.int16), np.ones((), dtype=np.int32)
 _DECK_CODES = (DECK - MIN_VALUE).astype(np.uint32)  # cards as byte codes 0..14 for shuffling
 
 
@@ -553,9 +553,9 @@ class SkyjoEngine:
 
         (Rounds that go on are re-dealt, which resets the counts, so only a finished game needs this.)
         """
-        hidden = ~SLOT_FLAGS[up_before]  # (n, P, 12): face down until the final reveal
-        games = np.broadcast_to(g[:, None, None], hidden.shape)[hidden]
-        cards = self.values[g][hidden].astype(np.intp)
+        row, seat, slot = np.nonzero(~SLOT_FLAGS[up_before])  # face down until the final reveal
+        games = g[row]
+        cards = self.values[games, seat, slot].astype(np.intp)
         np.subtract.at(self._unseen_flat, games * NUM_VALUES + (cards - MIN_VALUE), _ONE16)
 
     def _discard_final_columns(self, g: np.ndarray, new_removed: np.ndarray) -> None:
