@@ -58,8 +58,9 @@ def act(policy: OpponentPolicy, engine: SkyjoEngine, games: np.ndarray, masks: n
             f"opponent policy {policy_name(policy)!r} returned {actions.dtype} actions of shape "
             f"{actions.shape}; it must return {n} integer action ids"
         )
-    ok = (actions >= 0) & (actions < masks.shape[1])
-    ok[ok] = masks[np.flatnonzero(ok), actions[ok]]
+    width = masks.shape[1]
+    ok = (actions >= 0) & (actions < width)
+    ok &= masks.reshape(-1).take(np.arange(0, n * width, width) + np.where(ok, actions, 0))  # row i, column a_i
     if not ok.all():
         i = int(np.flatnonzero(~ok)[0])
         legal = [action_name(a) for a in np.flatnonzero(masks[i])]
