@@ -18,7 +18,9 @@ assigned to the game when it starts.
 * A game that ends (or, at a learner turn, has had ``max_steps`` actions of all seats: truncation,
   with ``info["TimeLimit.truncated"]``) is reported done with ``info["terminal_observation"]`` and
   ``info["opponent"]`` (the policy it was played against), and is dealt again at once: new seat,
-  new opponent, opponents' moves up to the learner's first turn.
+  new opponent, opponents' moves up to the learner's first turn. The other games' info dicts are
+  empty, and the same empty dicts are handed out from step to step (one a caller wrote into is
+  replaced); every step returns a new list.
 * Opponents: a list of policies (``policy(observations, action_masks) -> actions``, see
   :mod:`skyjo_env.opponents`) with sampling ``weights``; each game draws one at its start and it
   plays all of that game's opponent seats. :meth:`SkyjoVecEnv.set_opponents` replaces the list
