@@ -1,11 +1,12 @@
 """Train a MaskablePPO agent on the batched vector env against heuristics and its own snapshots.
 
 Read top to bottom, CleanRL-style: build the opponent mixture and the vector env, build (or
-resume) the model, then learn with three callbacks — self-play snapshots, evaluation against
+resume) the model, warm-start a new one from a teacher heuristic (:mod:`train.imitation`), then
+learn with three callbacks — self-play snapshots, evaluation against
 each heuristic (win rate in TensorBoard and ``eval.jsonl``) and checkpoints — and finally export
 the actor as a numpy policy (``agent.npz``) and measure it in a tournament.
 
-    skyjo train --total-timesteps 200000 --out-dir runs/quick
+    skyjo train --total-timesteps 200000 --out runs/quick
 """
 
 from __future__ import annotations
