@@ -538,23 +538,24 @@ TRAINING = [
     the next section takes them one at a time.
     """),
     code("""
-    def win_errors(results):
-        \"\"\"Error bars (below, above) of the agents' win rates: their 95% intervals.\"\"\"
-        return np.array([[max(a.win_rate - a.win_ci[0], 0), max(a.win_ci[1] - a.win_rate, 0)] for a in results]).T
+    def plot_win_rates(result, colors, title, width=7):
+        \"\"\"Bar chart of a tournament's win rates with their 95% intervals as error bars.\"\"\"
+        rates = np.array([a.win_rate for a in result.agents])
+        errors = np.array([[max(a.win_rate - a.win_ci[0], 0), max(a.win_ci[1] - a.win_rate, 0)] for a in result.agents]).T
+        fig, ax = plt.subplots(figsize=(width, 4))
+        ax.bar([a.name for a in result.agents], rates, yerr=errors, capsize=6, color=colors)
+        ax.axhline(1 / result.players, color="black", linestyle=":", linewidth=1, label="1 / players")
+        ax.set_ylabel("win rate (95% interval)")
+        ax.set_ylim(0, 1)
+        ax.set_title(title)
+        ax.legend()
+        plt.show()
 
 
     result = outcome.tournament
     display(Markdown(markdown_table(result)))
-    fig, ax = plt.subplots(figsize=(7, 4))
-    names = [a.name for a in result.agents]
-    rates = np.array([a.win_rate for a in result.agents])
-    ax.bar(names, rates, yerr=win_errors(result.agents), capsize=6, color=["tab:green", "tab:gray", "tab:orange", "tab:blue"])
-    ax.axhline(1 / result.players, color="black", linestyle=":", linewidth=1, label="1 / players")
-    ax.set_ylabel("win rate (95% interval)")
-    ax.set_ylim(0, 1)
-    ax.set_title(f"Tournament: {result.games} games, {result.players} players")
-    ax.legend()
-    plt.show()
+    plot_win_rates(result, ["tab:green", "tab:gray", "tab:orange", "tab:blue"],
+                   f"Tournament: {result.games} games, {result.players} players")
     """),
     md("""
     ## 5. Using the trained agent
@@ -598,16 +599,8 @@ TRAINING = [
         pool = [shipped, mine, agents.make("threshold"), agents.make("counting")]
         compared = run_tournament(pool, players=config.players, games=FINAL_GAMES, seed=2, progress=False)
         display(Markdown(markdown_table(compared)))
-        fig, ax = plt.subplots(figsize=(9, 4))
-        ax.bar([a.name for a in compared.agents], [a.win_rate for a in compared.agents],
-               yerr=win_errors(compared.agents),
-               capsize=6, color=["tab:purple", "tab:green", "tab:orange", "tab:blue"])
-        ax.axhline(1 / compared.players, color="black", linestyle=":", linewidth=1, label="1 / players")
-        ax.set_ylabel("win rate (95% interval)")
-        ax.set_ylim(0, 1)
-        ax.set_title(f"Shipped agent vs this notebook's agent: {compared.games} games")
-        ax.legend()
-        plt.show()
+        plot_win_rates(compared, ["tab:purple", "tab:green", "tab:orange", "tab:blue"],
+                       f"Shipped agent vs this notebook's agent: {compared.games} games", width=9)
     else:
         print(f"No shipped agent {shipped_name!r} in this installation (agents/pretrained/ has none yet): "
               "skipping the comparison.")
