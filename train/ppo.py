@@ -88,18 +88,14 @@ class Every(BaseCallback):
 
 
 class Deadline(BaseCallback):
-    """Stops learning once ``seconds`` have passed since training started."""
+    """Stops learning once ``time.perf_counter()`` reaches ``end``."""
 
-    def __init__(self, seconds: float) -> None:
+    def __init__(self, end: float) -> None:
         super().__init__()
-        self.seconds = seconds
-        self.started = 0.0
-
-    def _on_training_start(self) -> None:
-        self.started = time.perf_counter()
+        self.end = end
 
     def _on_step(self) -> bool:
-        return time.perf_counter() - self.started < self.seconds
+        return time.perf_counter() < self.end
 
 
 class Run:
@@ -146,7 +142,7 @@ class Run:
         """Behaviour-clone the teacher ``config.warm_start`` into the fresh model (``warm_start.json``)."""
         c = self.config
         teacher = agents.make(c.warm_start, seed=c.seed)
-        demos = collect(teacher, Rules(num_players=c.players), c.warm_start_samples, gamma=c.gamma, reward=c.reward,
+        demos = collect(teacher, self.env.rules, c.warm_start_samples, gamma=c.gamma, reward=c.reward,
                         reward_scale=c.reward_scale, seed=c.seed + 1)  # fmt: skip
         history = clone(self.model.policy, demos, epochs=c.warm_start_epochs, seed=c.seed)
         record = {"teacher": c.warm_start, "turns": len(demos), "epochs": history}
@@ -208,7 +204,7 @@ class Run:
         if c.checkpoint_every:
             callbacks.append(Every(c.checkpoint_every, self.save_checkpoint))
         if c.time_limit_minutes is not None:
-            callbacks.append(Deadline(60 * c.time_limit_minutes - (time.perf_counter() - self.started)))
+            callbacks.append(Deadline(self.started + 60 * c.time_limit_minutes))  # the warm start counts too
         remaining = c.total_timesteps - self.model.num_timesteps
         if remaining > 0:
             self.model.learn(
