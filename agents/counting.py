@@ -60,6 +60,11 @@ class CountingPolicy:
         self._setup_costs = preference
 
     def __call__(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
+        return argmin_legal(self.costs(observations), action_masks)
+
+    def costs(self, observations: np.ndarray) -> np.ndarray:
+        """``(n, 26)`` float32: the expected change of the own grid's score of every action (lower
+        is better; only legal actions are meaningful, and some illegal ones may be infinite)."""
         v = decode(observations)
         n = v.phase.size
         p = v.unseen / v.unseen.sum(axis=1, keepdims=True)  # law of an unseen card
@@ -105,7 +110,7 @@ class CountingPolicy:
             by_card = model.best_replacements(choose, slot_feed[choose], penalty_slot, doubling[choose])  # (c, 15)
             best = np.minimum(by_card, flip[choose].min(axis=1)[:, None] + feed[choose])
             costs[choose, DRAW] = (best * p[choose]).sum(axis=1)
-        return argmin_legal(costs, action_masks)
+        return costs
 
     def _feeding_costs(self, v: ObservationView, p: np.ndarray) -> np.ndarray:
         """``(n, 15)``: cost of handing the next player a discard of each value: what taking it

@@ -1,7 +1,8 @@
 """A trained actor network as a batched numpy policy: no torch needed to play.
 
 The network is a multilayer perceptron ``obs -> hidden layers -> 26 logits``; illegal actions are
-masked out and the best legal action is played (or one is sampled, with ``greedy=False``).
+masked out and the best legal action is played (or one is sampled, with ``greedy=False``). An
+*advised* network reads a heuristic's advice after the observation (:mod:`agents.advice`).
 Weights and metadata live in one ``.npz`` file, so shipped agents load with numpy alone.
 """
 
@@ -14,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from agents.advice import ADVICE_SIZE, check_advisor, with_advice
 from skyjo_env.actions import NUM_ACTIONS
 
 ACTIVATIONS = {
@@ -33,6 +35,8 @@ class MLPPolicy:
         greedy: play the most probable legal action; otherwise sample from the masked softmax.
         metadata: free-form facts about the agent (players, training steps, ...).
         seed: seeds sampling when ``greedy`` is False.
+        advice: ``None``, or the heuristic whose advice the network reads after the observation
+            (:data:`agents.advice.ADVISORS`).
     """
 
     def __init__(
@@ -44,7 +48,9 @@ class MLPPolicy:
         greedy: bool = True,
         metadata: dict[str, Any] | None = None,
         seed: int | None = None,
+        advice: str | None = None,
     ) -> None:
+        check_advisor(advice)
         if activation not in ACTIVATIONS:
             raise ValueError(f"activation={activation!r} is not allowed; use one of {sorted(ACTIVATIONS)}")
         if not weights or weights[-1][0].shape[1] != NUM_ACTIONS:
@@ -52,25 +58,33 @@ class MLPPolicy:
         for (w0, _), (w1, _) in zip(weights, weights[1:]):
             if w0.shape[1] != w1.shape[0]:
                 raise ValueError(f"layer shapes do not chain: {w0.shape} then {w1.shape}")
+        if advice is not None and weights[0][0].shape[0] <= ADVICE_SIZE:
+            raise ValueError(f"an advised network reads more than {ADVICE_SIZE} inputs, not {weights[0][0].shape[0]}")
         self.weights = [(np.asarray(w, np.float32), np.asarray(b, np.float32)) for w, b in weights]
         self.activation = activation
         self.name = name
         self.greedy = greedy
         self.metadata = dict(metadata or {})
         self.rng = np.random.default_rng(seed)
+        self.advice = advice
 
     @property
     def obs_size(self) -> int:
-        return self.weights[0][0].shape[0]
+        """Length of the observations it plays from (the network's inputs less any advice)."""
+        return self.weights[0][0].shape[0] - (ADVICE_SIZE if self.advice else 0)
 
-    def logits(self, observations: np.ndarray) -> np.ndarray:
-        """Unmasked action logits ``(N, 26)``."""
+    def logits(self, observations: np.ndarray, action_masks: np.ndarray | None = None) -> np.ndarray:
+        """Unmasked action logits ``(N, 26)``; an advised agent needs the action masks too."""
         x = np.asarray(observations, dtype=np.float32)
         if x.ndim != 2 or x.shape[1] != self.obs_size:
             raise ValueError(
                 f"observations must have shape (N, {self.obs_size}) for this agent "
                 f"({self.metadata.get('players', '?')} players), got {x.shape}"
             )
+        if self.advice:
+            if action_masks is None:
+                raise ValueError(f"this agent reads {self.advice!r} advice: pass the action masks too")
+            x = with_advice(self.advice, x, action_masks)
         act = ACTIVATIONS[self.activation]
         for w, b in self.weights[:-1]:
             x = act(x @ w + b)
@@ -78,7 +92,7 @@ class MLPPolicy:
         return x @ w + b
 
     def __call__(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
-        logits = self.logits(observations)
+        logits = self.logits(observations, action_masks)
         masks = np.asarray(action_masks, dtype=bool)
         logits[~masks] = -np.inf
         if self.greedy:
@@ -95,7 +109,8 @@ class MLPPolicy:
         arrays = {f"w{i}": w for i, (w, _) in enumerate(self.weights)}
         arrays |= {f"b{i}": b for i, (_, b) in enumerate(self.weights)}
         header = {"format": "skyjo-env/mlp-policy", "version": 1, "activation": self.activation,
-                  "name": self.name, "layers": len(self.weights), "metadata": self.metadata}
+                  "name": self.name, "layers": len(self.weights), "metadata": self.metadata,
+                  "advice": self.advice}
         with open(path, "wb") as f:
             np.savez_compressed(f, header=np.array(json.dumps(header)), **arrays)
 
@@ -110,5 +125,5 @@ class MLPPolicy:
             raise ValueError(f"cannot read policy file {path}: {exc}") from exc
         if header.get("format") != "skyjo-env/mlp-policy":
             raise ValueError(f"{path} is not a skyjo-env policy file (format {header.get('format')!r})")
-        options = {"name": header["name"], "metadata": header["metadata"]} | kwargs
+        options = {"name": header["name"], "metadata": header["metadata"], "advice": header.get("advice")} | kwargs
         return cls(weights, header["activation"], **options)

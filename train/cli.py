@@ -158,6 +158,8 @@ def add_train_parser(subparsers: argparse._SubParsersAction) -> None:
                      help="teacher turns to clone (default 1,000,000)")  # fmt: skip
     sb3.add_argument("--warm-start-epochs", type=_int_range(1, None), default=None, metavar="N",
                      help="passes over them (default 5)")  # fmt: skip
+    sb3.add_argument("--advice", choices=("counting", NO_TEACHER), default=None,
+                     help="the networks also read this heuristic's advice on every action (default none)")  # fmt: skip
     sb3.add_argument("--eval-every", type=_int_range(0, None), default=None, metavar="N", help="steps between evaluations")
     sb3.add_argument("--eval-games", type=_int_range(1, None), default=None, metavar="N", help="games per heuristic per evaluation")
     sb3.add_argument("--time-limit-minutes", type=float, default=None, metavar="MIN",
@@ -190,6 +192,8 @@ def train_config_from_args(args: argparse.Namespace):
     base.update({k: v for k, v in flags.items() if v is not None})
     if args.warm_start is not None:
         base["warm_start"] = None if args.warm_start == NO_TEACHER else args.warm_start
+    if args.advice is not None:
+        base["advice"] = None if args.advice == NO_TEACHER else args.advice
     if base.get("reward") == "result":
         base.setdefault("shaping", False)
     if args.out or args.resume:

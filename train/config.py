@@ -11,6 +11,8 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from agents.advice import check_advisor
+
 #: Opponent kinds a mixture may name: heuristic agent names, or "self" for the snapshot pool.
 SELF = "self"
 
@@ -36,6 +38,8 @@ class TrainConfig:
             are fitted to its actions and returns for ``warm_start_epochs`` epochs
             (:mod:`train.imitation`); PPO then improves on it.
         warm_start_samples, warm_start_epochs: size of that behaviour-cloning phase.
+        advice: ``None``, or a heuristic (``"counting"``) whose per-action advice the networks read
+            after the observation (:mod:`agents.advice`): PPO then learns where to depart from it.
         shaping: add potential-based shaping from the expected round-score lead (see
             :mod:`train.shaping`; ``"score"`` reward only), which pays moves when they are made.
         learning_rate, n_steps, batch_size, n_epochs, gamma, gae_lambda, clip_range, ent_coef,
@@ -64,6 +68,7 @@ class TrainConfig:
     reward: str = "score"
     reward_scale: float = 0.1
     shaping: bool = False
+    advice: str | None = None
     warm_start: str | None = "counting"
     warm_start_samples: int = 1_000_000
     warm_start_epochs: int = 5
@@ -100,6 +105,7 @@ class TrainConfig:
             raise ValueError(f"reward={self.reward!r} is not allowed; use 'score' or 'result'")
         if self.shaping and self.reward != "score":
             raise ValueError("shaping=True needs reward='score' (it shapes the round-score lead)")
+        check_advisor(self.advice)
         if self.warm_start is not None:
             import agents
 

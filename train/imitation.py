@@ -19,6 +19,7 @@ import numpy as np
 import torch
 from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 
+from agents.advice import ADVICE_SIZE, with_advice
 from agents.base import Policy
 from skyjo_env.rules import Rules
 from skyjo_env.vector_env import SkyjoVecEnv
@@ -46,12 +47,14 @@ def collect(
     gamma: float = 0.995,
     reward: str = "score",
     reward_scale: float = 0.1,
+    advice: str | None = None,
     seed: int = 0,
 ) -> Demonstrations:
     """About ``samples`` learner turns of ``teacher`` against copies of itself, with exact returns.
 
     ``num_envs`` games are played side by side for ``samples // num_envs`` turns each; by default
     ``samples // 500`` games (1 to 1024), so that most of the window lies in finished games.
+    With ``advice``, the recorded observations carry that heuristic's advice (:mod:`agents.advice`).
     """
     if num_envs is None:
         num_envs = min(1024, max(1, samples // 500))
@@ -59,7 +62,8 @@ def collect(
         raise ValueError(f"samples={samples} is too few; collect at least num_envs={num_envs}")
     env = SkyjoVecEnv(num_envs, rules, opponents=[teacher], reward=reward, reward_scale=reward_scale, seed=seed)
     steps = samples // num_envs
-    observations = np.zeros((steps, num_envs, env.observation_space.shape[0]), dtype=np.float32)
+    width = env.observation_space.shape[0] + (ADVICE_SIZE if advice else 0)
+    observations = np.zeros((steps, num_envs, width), dtype=np.float32)
     masks = np.zeros((steps, num_envs, env.action_space.n), dtype=bool)
     actions = np.zeros((steps, num_envs), dtype=np.int64)
     rewards = np.zeros((steps, num_envs), dtype=np.float32)
@@ -68,7 +72,7 @@ def collect(
     for t in range(steps):
         masks[t] = env.action_masks()
         actions[t] = teacher(obs, masks[t])
-        observations[t] = obs
+        observations[t] = with_advice(advice, obs, masks[t]) if advice else obs
         obs, rewards[t], dones[t], _ = env.step(actions[t])
     returns = np.zeros_like(rewards)
     following = np.zeros(num_envs, dtype=np.float32)

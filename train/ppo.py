@@ -25,6 +25,7 @@ import agents
 from agents.mlp_policy import MLPPolicy
 from skyjo_env.rules import Rules
 from skyjo_env.vector_env import SkyjoVecEnv
+from train.advised_env import AdvisedVecEnv
 from train.config import SELF, TrainConfig
 from train.imitation import clone, collect
 from train.selfplay import OpponentPool, snapshot
@@ -49,7 +50,7 @@ class TrainOutcome:
 def learner_policy(model: MaskablePPO, config: TrainConfig, name: str = "ppo") -> MLPPolicy:
     """The learner's current actor as a greedy numpy policy."""
     metadata = {"players": config.players, "timesteps": int(model.num_timesteps), "config": config.to_dict()}
-    return snapshot(model.policy, config.activation, name, metadata)
+    return snapshot(model.policy, config.activation, name, metadata, config.advice)
 
 
 def evaluate(policy: MLPPolicy, config: TrainConfig, games: int, seed: int) -> dict[str, dict[str, float]]:
@@ -120,6 +121,8 @@ class Run:
             seed=config.seed,
         )
         self.venv = ShapedReward(self.env, config.players, config.gamma, config.reward_scale) if config.shaping else self.env
+        if config.advice is not None:
+            self.venv = AdvisedVecEnv(self.venv, config.advice)
         if resume is not None:
             self.model = self._resume(resume)
         else:
@@ -143,7 +146,7 @@ class Run:
         c = self.config
         teacher = agents.make(c.warm_start, seed=c.seed)
         demos = collect(teacher, self.env.rules, c.warm_start_samples, gamma=c.gamma, reward=c.reward,
-                        reward_scale=c.reward_scale, seed=c.seed + 1)  # fmt: skip
+                        reward_scale=c.reward_scale, advice=c.advice, seed=c.seed + 1)  # fmt: skip
         history = clone(self.model.policy, demos, epochs=c.warm_start_epochs, seed=c.seed)
         record = {"teacher": c.warm_start, "turns": len(demos), "epochs": history}
         (self.out / "warm_start.json").write_text(json.dumps(record, indent=2) + "\n")
@@ -151,7 +154,7 @@ class Run:
     # -------------------------------------------------------------- periodic actions
     def add_snapshot(self, timesteps: int) -> None:
         meta = {"players": self.config.players, "timesteps": int(timesteps)}
-        self.pool.add(snapshot(self.model.policy, self.config.activation, f"snapshot@{timesteps}", meta))
+        self.pool.add(snapshot(self.model.policy, self.config.activation, f"snapshot@{timesteps}", meta, self.config.advice))
         self._update_opponents()
 
     def _update_opponents(self) -> None:

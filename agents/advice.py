@@ -1,0 +1,67 @@
+"""Heuristic advice as network inputs: what the counting player thinks of every action.
+
+An *advised* agent's network reads the observation followed by :data:`ADVICE_SIZE` numbers
+computed from it and the action mask, both public, so the advice leaks nothing. For each of the
+26 actions:
+
+* its *regret*: how many points worse the counting heuristic (:mod:`agents.counting`) expects it
+  to be than that heuristic's best legal action, clipped to ``[0, CAP]`` and scaled to ``[0, 1]``
+  (an illegal action reads 1);
+* a one-hot of the action the heuristic would play.
+
+So a network can play the heuristic exactly by following the one-hot, and PPO learns where to
+depart from it, instead of rediscovering the card counting and expected values from raw inputs.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from skyjo_env.actions import NUM_ACTIONS
+
+#: The heuristics an agent may take advice from.
+ADVISORS = ("counting",)
+#: Numbers appended to each observation: a regret and a one-hot entry per action.
+ADVICE_SIZE = 2 * NUM_ACTIONS
+CAP = 20.0  #: regrets beyond this many points read as 1, like illegal actions
+
+
+@functools.cache
+def _advisor(name: str):
+    from agents.counting import CountingPolicy
+
+    if name != "counting":
+        raise ValueError(f"unknown advisor {name!r}; use one of {ADVISORS}")
+    return CountingPolicy()
+
+
+def check_advisor(name: str | None) -> None:
+    """``ValueError`` unless ``name`` is ``None`` or one of :data:`ADVISORS`."""
+    if name is not None and name not in ADVISORS:
+        raise ValueError(f"advice={name!r} is not allowed; use None or one of {ADVISORS}")
+
+
+def advice(name: str, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
+    """``(n, ADVICE_SIZE)`` float32 advice of heuristic ``name`` (see the module docstring).
+
+    Rows without a legal action (e.g. the terminal observation of a finished game) get regrets of
+    1 and no chosen action.
+    """
+    check_advisor(name)
+    masks = np.asarray(action_masks, dtype=bool)
+    costs = np.where(masks, _advisor(name).costs(observations), np.inf)
+    best = costs.min(axis=1, keepdims=True)
+    playable = np.isfinite(best)
+    regret = np.where(playable, np.minimum(costs - np.where(playable, best, 0), CAP), CAP) / CAP
+    chosen = np.zeros_like(regret)
+    rows = np.flatnonzero(playable[:, 0])
+    chosen[rows, costs[rows].argmin(axis=1)] = 1.0
+    return np.concatenate([regret, chosen], axis=1).astype(np.float32)
+
+
+def with_advice(name: str, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
+    """The observations with the advice of ``name`` appended: ``(n, obs + ADVICE_SIZE)`` float32."""
+    obs = np.asarray(observations, dtype=np.float32)
+    return np.concatenate([obs, advice(name, obs, action_masks)], axis=1)
