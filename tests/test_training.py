@@ -84,6 +84,19 @@ def test_resuming_applies_the_configs_ppo_settings(tmp_path: Path) -> None:
     assert resumed.model.policy.optimizer.param_groups[0]["lr"] == pytest.approx(1e-5)
 
 
+def test_an_advised_run_clones_its_teacher_and_exports_an_advised_agent(tmp_path: Path) -> None:
+    # agents/advice.py: the networks read the counting player's advice; cloning it is quick.
+    config = small_config(tmp_path, advice="counting", warm_start="counting", warm_start_samples=30_000,
+                          warm_start_epochs=8)  # fmt: skip
+    outcome = train(config, progress=False, final_games=8)
+    warm = json.loads((tmp_path / "warm_start.json").read_text())
+    assert warm["epochs"][-1]["agreement"] > 0.9  # without the advice: about 0.67
+    agent = MLPPolicy.load(outcome.agent_path)
+    assert agent.advice == "counting" and agent.obs_size == size(2)
+    pool = Run(config, resume=tmp_path / "checkpoint").pool.snapshots
+    assert pool and all(s.advice == "counting" for s in pool)
+
+
 def test_a_time_limit_stops_learning_early(tmp_path: Path) -> None:
     run = Run(small_config(tmp_path, total_timesteps=10_000_000, time_limit_minutes=0.05))
     run.learn(progress=False)
@@ -119,6 +132,8 @@ def test_config_rejects_bad_values_with_the_field_name(tmp_path: Path) -> None:
         TrainConfig(opponents={"counting": -1.0})
     with pytest.raises(ValueError, match="unknown config field"):
         TrainConfig.from_dict({"plyers": 2})
+    with pytest.raises(ValueError, match="advice"):
+        TrainConfig(advice="oracle")
     with pytest.raises(ValueError, match="unknown opponent"):
         Run(small_config(tmp_path, opponents={"grandmaster": 1.0}))
 
