@@ -75,8 +75,10 @@ def test_parser_has_one_function_per_subcommand():
 @pytest.mark.parametrize(
     ("argv", "expected"),
     [
-        ([], {"warm_start": "counting", "warm_start_samples": 1_000_000, "out_dir": "runs/ppo-2p"}),
+        ([], {"warm_start": "counting", "warm_start_samples": 1_000_000, "advice": "counting", "out_dir": "runs/ppo-2p"}),
         (["--warm-start", "none"], {"warm_start": None}),
+        (["--advice", "counting"], {"advice": "counting"}),
+        (["--advice", "none"], {"advice": None}),
         (["--warm-start", "threshold", "--warm-start-samples", "5000", "--warm-start-epochs", "2", "--players", "3"],
          {"warm_start": "threshold", "warm_start_samples": 5000, "warm_start_epochs": 2, "out_dir": "runs/ppo-3p"}),
     ],

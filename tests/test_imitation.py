@@ -45,7 +45,7 @@ def test_too_few_samples_are_refused() -> None:
 
 def test_cloning_makes_the_actor_agree_with_the_teacher(tmp_path: Path, demos) -> None:
     config = TrainConfig(num_envs=16, n_steps=16, batch_size=256, net_arch=[64, 64], opponents={"random": 1.0},
-                         warm_start=None, out_dir=str(tmp_path))  # fmt: skip
+                         warm_start=None, advice=None, out_dir=str(tmp_path))  # fmt: skip
     policy = Run(config).model.policy
     before = agreement(policy, demos)
     history = clone(policy, demos, epochs=4, batch_size=256, learning_rate=3e-3)
@@ -56,7 +56,8 @@ def test_cloning_makes_the_actor_agree_with_the_teacher(tmp_path: Path, demos) -
 
 def test_a_run_with_warm_start_records_it(tmp_path: Path) -> None:
     config = TrainConfig(num_envs=16, n_steps=16, batch_size=256, net_arch=[64, 64], opponents={"counting": 1.0},
-                         warm_start="counting", warm_start_samples=20_000, warm_start_epochs=2, out_dir=str(tmp_path))  # fmt: skip
+                         warm_start="counting", warm_start_samples=20_000, warm_start_epochs=2, advice=None,
+                         out_dir=str(tmp_path))  # fmt: skip
     Run(config)
     record = json.loads((tmp_path / "warm_start.json").read_text())
     assert record["teacher"] == "counting" and record["turns"] > 0

@@ -24,7 +24,7 @@ def small_config(out: Path, **overrides) -> TrainConfig:
     options = dict(
         total_timesteps=4096, num_envs=32, n_steps=32, batch_size=256, net_arch=[32, 32],
         opponents={"random": 0.5, "self": 0.5}, snapshot_every=2048, eval_every=0, eval_games=20,
-        eval_opponents=["random"], checkpoint_every=0, warm_start=None, out_dir=str(out),
+        eval_opponents=["random"], checkpoint_every=0, warm_start=None, advice=None, out_dir=str(out),
     )  # fmt: skip
     options.update(overrides)
     return TrainConfig(**options)

@@ -157,9 +157,9 @@ def add_train_parser(subparsers: argparse._SubParsersAction) -> None:
     sb3.add_argument("--warm-start-samples", type=_int_range(1, None), default=None, metavar="N",
                      help="teacher turns to clone (default 1,000,000)")  # fmt: skip
     sb3.add_argument("--warm-start-epochs", type=_int_range(1, None), default=None, metavar="N",
-                     help="passes over them (default 5)")  # fmt: skip
+                     help="passes over them (default 3)")  # fmt: skip
     sb3.add_argument("--advice", choices=("counting", NO_TEACHER), default=None,
-                     help="the networks also read this heuristic's advice on every action (default none)")  # fmt: skip
+                     help="the networks also read this heuristic's advice on every action (default counting; 'none': the observation alone)")  # fmt: skip
     sb3.add_argument("--eval-every", type=_int_range(0, None), default=None, metavar="N", help="steps between evaluations")
     sb3.add_argument("--eval-games", type=_int_range(1, None), default=None, metavar="N", help="games per heuristic per evaluation")
     sb3.add_argument("--time-limit-minutes", type=float, default=None, metavar="MIN",

@@ -61,25 +61,25 @@ class TrainConfig:
     total_timesteps: int = 10_000_000
     num_envs: int = 128
     opponents: dict[str, float] = field(
-        default_factory=lambda: {"counting": 0.4, "threshold": 0.2, "random": 0.05, SELF: 0.35}
+        default_factory=lambda: {"counting": 0.6, "threshold": 0.1, SELF: 0.3}
     )
     snapshot_every: int = 200_000
     pool_size: int = 8
     reward: str = "score"
     reward_scale: float = 0.1
     shaping: bool = False
-    advice: str | None = None
+    advice: str | None = "counting"
     warm_start: str | None = "counting"
     warm_start_samples: int = 1_000_000
-    warm_start_epochs: int = 5
-    learning_rate: float = 3e-4
+    warm_start_epochs: int = 3
+    learning_rate: float = 1e-4
     n_steps: int = 32
     batch_size: int = 1024
     n_epochs: int = 4
     gamma: float = 0.995
     gae_lambda: float = 0.95
     clip_range: float = 0.2
-    ent_coef: float = 0.01
+    ent_coef: float = 0.005
     vf_coef: float = 0.5
     max_grad_norm: float = 0.5
     net_arch: list[int] = field(default_factory=lambda: [256, 256])
