@@ -373,14 +373,10 @@ class SkyjoEngine:
         self._up_flat[cell] = up
         phase = self.phase[rows]
         # Public card counting: a face-down card turned up, and a drawn card put down, are seen.
-        if _all(turned):
-            self._see(g, old)
-        else:
-            seen = turned != 0
-            self._see(g[seen], old[seen])
+        self._see(g, old, turned != 0)
         drawn = phase == DRAWN
         if _any(drawn):
-            self._see(g[drawn], self.held[g[drawn]])
+            self._see(g, self.held[rows], drawn)
         in_turn = phase != SETUP
         if not _all(in_turn):
             setup = ~in_turn
@@ -412,9 +408,14 @@ class SkyjoEngine:
         self._discard_flat[games * DECK_SIZE + n] = cards
         self.discard_size[rows] = n + _ONE16
 
-    def _see(self, games: np.ndarray, cards: np.ndarray) -> None:
-        """Public card counting: ``cards`` (one per game, games distinct) were just seen by everyone."""
-        np.subtract.at(self._unseen_flat, games * NUM_VALUES + (cards - MIN_VALUE), _ONE16)
+    def _see(self, games: np.ndarray, cards: np.ndarray, seen: np.ndarray | None = None) -> None:
+        """Public card counting: ``cards`` (one per game, games distinct) were just seen by everyone.
+
+        With ``seen`` (one bool per game) only the flagged cards count: masking is cheaper than
+        gathering the flagged games first.
+        """
+        # Each game appears once, so no index repeats and a plain fancy-index update is exact.
+        self._unseen_flat[games * NUM_VALUES + (cards - MIN_VALUE)] -= _ONE16 if seen is None else seen
 
     def _remove_columns(self, g: np.ndarray, cell: np.ndarray, grid: np.ndarray, a: np.ndarray, up: np.ndarray) -> None:
         """R13: a column of three equal face-up cards leaves; its cards go onto the discard pile."""
