@@ -609,7 +609,8 @@ class SkyjoEngine:
     def _quiet_result(self, games: np.ndarray | None) -> StepResult:
         """The result of a step in which no round ended: zeros, and the unchanged totals."""
         if games is not None:
-            return self._new_result(games)
+            z, n = self._zeros, games.size  # the first n rows of the shared zeros
+            return StepResult(z.rewards[:n], z.round_over[:n], z.game_over[:n], z.round_scores[:n], self.totals[games], z.winners[:n])
         if self._quiet is None:
             self._quiet = dataclasses.replace(self._zeros, totals=self.totals.copy())
             self._quiet.totals.setflags(write=False)
