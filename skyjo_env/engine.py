@@ -372,8 +372,7 @@ class SkyjoEngine:
         """Replace or flip a slot (actions 2..25) in games ``g``, then end the turn or the setup flip."""
         rows = self._rows(g)
         cell = self._cells(g) + self.current[rows]
-        grid = cell * SLOTS  # index of the seat's slot 0 in ``_values_flat``
-        at = grid + _ACTION_SLOT.take(a)
+        at = cell * SLOTS + _ACTION_SLOT.take(a)  # the named slot in ``_values_flat``
         old = self._values_flat[at]
         up = self._up_flat[cell]
         bit = _ACTION_BIT.take(a)
@@ -392,7 +391,8 @@ class SkyjoEngine:
             self._setup_progress(g[setup], up[setup])
             if not _any(in_turn):
                 return
-            g, a, cell, grid, at, old, up = (x[in_turn] for x in (g, a, cell, grid, at, old, up))
+            keep = np.flatnonzero(in_turn)  # found once, then taken from each array
+            g, a, cell, at, old, up = (x.take(keep) for x in (g, a, cell, at, old, up))
             rows = g
         held = self.held[rows]
         replace = a < FLIP
@@ -400,7 +400,7 @@ class SkyjoEngine:
         # The card that goes onto the discard pile: the replaced one, or the drawn one (R9, R10).
         self._push_discard(g, np.where(replace, old, held))
         if self.rules.column_rule:
-            self._remove_columns(g, cell, grid, a, up)
+            self._remove_columns(g, cell, a, up)
         self._end_turn(g, up)
 
     def _rows(self, g: np.ndarray) -> np.ndarray | slice:
@@ -426,13 +426,13 @@ class SkyjoEngine:
         # Each game appears once, so no index repeats and a plain fancy-index update is exact.
         self._unseen_flat[games * NUM_VALUES + (cards - MIN_VALUE)] -= _ONE16 if seen is None else seen
 
-    def _remove_columns(self, g: np.ndarray, cell: np.ndarray, grid: np.ndarray, a: np.ndarray, up: np.ndarray) -> None:
+    def _remove_columns(self, g: np.ndarray, cell: np.ndarray, a: np.ndarray, up: np.ndarray) -> None:
         """R13: a column of three equal face-up cards leaves; its cards go onto the discard pile."""
         colbits = _ACTION_COLUMN_BITS.take(a)
         same = (up & colbits) == colbits
         if not _any(same):
             return
-        base = grid + _ACTION_COLUMN.take(a)
+        base = cell * SLOTS + _ACTION_COLUMN.take(a)  # the column's top slot in ``_values_flat``
         card = self._values_flat[base]
         same &= card == self._values_flat[base + COLS]
         same &= card == self._values_flat[base + 2 * COLS]
