@@ -36,13 +36,14 @@ Setup flips (R5) are made in seat order 0..P-1 at the start of every round; then
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, fields
 
 import numpy as np
 
 from skyjo_env import random_streams
 from skyjo_env.actions import DRAW, FLIP, NUM_ACTIONS, REPLACE, TAKE, action_name
-from skyjo_env.cards import ALL_SLOTS, COLS, COLUMN_MASK, COUNTS, DECK, DECK_SIZE, MIN_VALUE, NUM_VALUES, SETUP_FLIPS, SLOT_FLAGS, SLOTS
+from skyjo_env.cards import ALL_SLOTS, COLS, COLUMN_MASK, COUNTS, DECK, DECK_SIZE, MIN_VALUE, NUM_VALUES, ROWS, SETUP_FLIPS, SLOT_FLAGS, SLOTS
 from skyjo_env.rules import Rules
 from skyjo_env.sampling import unpack_bits
 
@@ -70,6 +71,12 @@ _EVERY = slice(None)
 # (and sends ufunc.at down a slow path).
 _ONE16, _ONE32 = np.ones((), dtype=np.int16), np.ones((), dtype=np.int32)
 _DECK_CODES = (DECK - MIN_VALUE).astype(np.uint32)  # cards as byte codes 0..14 for shuffling
+# Slot masks -> the 12 bytes of a grid with 0xFF where the slot is kept, 0 where removed: one
+# 12-byte scalar per mask, so a gather copies whole rows.
+_KEPT_BYTES = np.where(SLOT_FLAGS, 0, 0xFF).astype(np.uint8).view(np.dtype((np.void, SLOTS)))[:, 0]
+# The slot of the lowest and of the highest bit of every slot mask.
+_LOW_SLOT = np.array([(m & -m).bit_length() - 1 for m in range(ALL_SLOTS + 1)], dtype=np.intp)
+_HIGH_SLOT = np.array([m.bit_length() - 1 for m in range(ALL_SLOTS + 1)], dtype=np.intp)
 
 
 @dataclass
@@ -156,6 +163,8 @@ class SkyjoEngine:
         self._next_seat = np.roll(np.arange(P, dtype=np.int8), -1)  # seat p -> seat p + 1 (mod P)
         self._result: StepResult | None = None  # the step's result, once a round has ended in it
         self._quiet: StepResult | None = None  # cached read-only result of steps where none ended
+        self._zeros = _read_only(self._new_result())  # its zeros, shared by every such result
+        self._seat_distance = (np.arange(P) - np.arange(P)[:, None]) % P  # [s, p]: seats from s on to p
         self._rng = np.random.default_rng(seed)
         self.reset_games(self._all)
 
@@ -363,8 +372,7 @@ class SkyjoEngine:
         """Replace or flip a slot (actions 2..25) in games ``g``, then end the turn or the setup flip."""
         rows = self._rows(g)
         cell = self._cells(g) + self.current[rows]
-        grid = cell * SLOTS  # index of the seat's slot 0 in ``_values_flat``
-        at = grid + _ACTION_SLOT.take(a)
+        at = cell * SLOTS + _ACTION_SLOT.take(a)  # the named slot in ``_values_flat``
         old = self._values_flat[at]
         up = self._up_flat[cell]
         bit = _ACTION_BIT.take(a)
@@ -373,21 +381,18 @@ class SkyjoEngine:
         self._up_flat[cell] = up
         phase = self.phase[rows]
         # Public card counting: a face-down card turned up, and a drawn card put down, are seen.
-        if _all(turned):
-            self._see(g, old)
-        else:
-            seen = turned != 0
-            self._see(g[seen], old[seen])
+        self._see(g, old, turned != 0)
         drawn = phase == DRAWN
         if _any(drawn):
-            self._see(g[drawn], self.held[g[drawn]])
+            self._see(g, self.held[rows], drawn)
         in_turn = phase != SETUP
         if not _all(in_turn):
             setup = ~in_turn
             self._setup_progress(g[setup], up[setup])
             if not _any(in_turn):
                 return
-            g, a, cell, grid, at, old, up = (x[in_turn] for x in (g, a, cell, grid, at, old, up))
+            keep = np.flatnonzero(in_turn)  # found once, then taken from each array
+            g, a, cell, at, old, up = (x.take(keep) for x in (g, a, cell, at, old, up))
             rows = g
         held = self.held[rows]
         replace = a < FLIP
@@ -395,7 +400,7 @@ class SkyjoEngine:
         # The card that goes onto the discard pile: the replaced one, or the drawn one (R9, R10).
         self._push_discard(g, np.where(replace, old, held))
         if self.rules.column_rule:
-            self._remove_columns(g, cell, grid, a, up)
+            self._remove_columns(g, cell, a, up)
         self._end_turn(g, up)
 
     def _rows(self, g: np.ndarray) -> np.ndarray | slice:
@@ -412,23 +417,28 @@ class SkyjoEngine:
         self._discard_flat[games * DECK_SIZE + n] = cards
         self.discard_size[rows] = n + _ONE16
 
-    def _see(self, games: np.ndarray, cards: np.ndarray) -> None:
-        """Public card counting: ``cards`` (one per game, games distinct) were just seen by everyone."""
-        np.subtract.at(self._unseen_flat, games * NUM_VALUES + (cards - MIN_VALUE), _ONE16)
+    def _see(self, games: np.ndarray, cards: np.ndarray, seen: np.ndarray | None = None) -> None:
+        """Public card counting: ``cards`` (one per game, games distinct) were just seen by everyone.
 
-    def _remove_columns(self, g: np.ndarray, cell: np.ndarray, grid: np.ndarray, a: np.ndarray, up: np.ndarray) -> None:
+        With ``seen`` (one bool per game) only the flagged cards count: masking is cheaper than
+        gathering the flagged games first.
+        """
+        # Each game appears once, so no index repeats and a plain fancy-index update is exact.
+        self._unseen_flat[games * NUM_VALUES + (cards - MIN_VALUE)] -= _ONE16 if seen is None else seen
+
+    def _remove_columns(self, g: np.ndarray, cell: np.ndarray, a: np.ndarray, up: np.ndarray) -> None:
         """R13: a column of three equal face-up cards leaves; its cards go onto the discard pile."""
         colbits = _ACTION_COLUMN_BITS.take(a)
         same = (up & colbits) == colbits
         if not _any(same):
             return
-        base = grid + _ACTION_COLUMN.take(a)
+        base = cell * SLOTS + _ACTION_COLUMN.take(a)  # the column's top slot in ``_values_flat``
         card = self._values_flat[base]
         same &= card == self._values_flat[base + COLS]
         same &= card == self._values_flat[base + 2 * COLS]
         if not _any(same):
             return
-        same &= (self._removed_flat[cell] & colbits) == 0
+        # (A legal action never names a removed slot, so the column is not removed yet.)
         g, cell, colbits, card = g[same], cell[same], colbits[same], card[same]
         self._removed_flat[cell] |= colbits
         for _ in range(3):
@@ -475,11 +485,12 @@ class SkyjoEngine:
 
     def _first_starter(self, g: np.ndarray) -> np.ndarray:
         """R6: highest sum of the two revealed cards; ties: highest single card, then lowest seat."""
-        up = SLOT_FLAGS[self.face_up[g]]
-        vals = self.values[g].astype(np.int16)
-        total = np.where(up, vals, 0).sum(axis=2)
-        best = np.where(up, vals, MIN_VALUE - 1).max(axis=2)
-        return np.argmax(total * 32 + best, axis=1).astype(np.int8)  # argmax: lowest seat on ties
+        up = self.face_up[g]  # (n, P): each seat's two setup flips
+        grid = (self._cells(g)[:, None] + np.arange(self.num_players)) * SLOTS
+        first = self._values_flat[grid + _LOW_SLOT.take(up)]
+        second = self._values_flat[grid + _HIGH_SLOT.take(up)]
+        key = (first + second) * np.int16(32) + np.maximum(first, second)
+        return np.argmax(key, axis=1).astype(np.int8)  # argmax: lowest seat on ties
 
     # ------------------------------------------------------------------ end of a round
     def _end_round(self, g: np.ndarray) -> None:
@@ -491,24 +502,21 @@ class SkyjoEngine:
         removed = old_removed = self.removed[g]
         if rules.column_rule and rules.column_rule_at_final_reveal:
             # R14: with every card up, a column of three equal values leaves (removed ones stay so).
-            top, mid, bottom = vals[..., 0:COLS], vals[..., COLS : 2 * COLS], vals[..., 2 * COLS :]
-            triple = np.packbits((top == mid) & (mid == bottom), axis=-1, bitorder="little")[..., 0]
-            removed = removed | triple.astype(np.uint32) * COLUMN_MASK
+            removed = removed | _equal_columns(vals)
             self.removed[g] = removed
         old_up = self.face_up[g]
         self.face_up[g] = ALL_SLOTS
-        score = np.where(SLOT_FLAGS[removed], 0, vals).sum(axis=2, dtype=np.int16)  # R16
+        score = _kept_sums(vals, removed)  # R16
         ender = self.ender[g].astype(np.intp)
         own = score[rows, ender]
         doubled = (own > 0) & ((score <= own[:, None]).sum(axis=1) > 1)  # R17: not strictly lowest
-        score[rows[doubled], ender[doubled]] *= 2
+        score[rows, ender] = np.where(doubled, own * 2, own)
         new_totals = self.totals[g] + score  # R18
         self.totals[g] = new_totals
         self.round_scores[g] = score
         self._quiet = None
 
-        result = self._result = self._new_result()
-        result.totals[g] = new_totals
+        result = self._result = self._new_result()  # its totals are the new ones
         result.round_scores[g] = score
         result.round_over[g] = True
         if self.reward_mode == "score":
@@ -582,7 +590,7 @@ class SkyjoEngine:
             self.starter[g] = self.ender[g]
         else:
             best = score == score.min(axis=1, keepdims=True)
-            distance = (np.arange(P)[None, :] - self.starter[g][:, None].astype(np.int64)) % P
+            distance = self._seat_distance[self.starter[g]]
             self.starter[g] = np.argmin(np.where(best, distance, P), axis=1)
 
     def _new_result(self, games: np.ndarray | None = None) -> StepResult:
@@ -601,11 +609,11 @@ class SkyjoEngine:
     def _quiet_result(self, games: np.ndarray | None) -> StepResult:
         """The result of a step in which no round ended: zeros, and the unchanged totals."""
         if games is not None:
-            return self._new_result(games)
+            z, n = self._zeros, games.size  # the first n rows of the shared zeros
+            return StepResult(z.rewards[:n], z.round_over[:n], z.game_over[:n], z.round_scores[:n], self.totals[games], z.winners[:n])
         if self._quiet is None:
-            self._quiet = self._new_result()
-            for f in fields(StepResult):
-                getattr(self._quiet, f.name).setflags(write=False)
+            self._quiet = dataclasses.replace(self._zeros, totals=self.totals.copy())
+            self._quiet.totals.setflags(write=False)
         return self._quiet
 
     # ------------------------------------------------------------------ replay
@@ -647,6 +655,29 @@ class SkyjoEngine:
         if not np.array_equal(np.sort(arr), DECK):
             raise ValueError(f"{what} is not a permutation of the 150-card deck (R1)")
         return arr.astype(np.int8)
+
+
+def _read_only(result: StepResult) -> StepResult:
+    """``result`` with every array made read-only."""
+    for f in fields(StepResult):
+        getattr(result, f.name).setflags(write=False)
+    return result
+
+
+def _equal_columns(values: np.ndarray) -> np.ndarray:
+    """The slot bits of the columns of three equal cards in grids ``values`` ``(..., 12)`` int8."""
+    rows = values.view(np.uint32)  # a grid row's 4 cards as one word, column c in byte c
+    differ = (rows[..., 0] ^ rows[..., 1]) | (rows[..., 1] ^ rows[..., 2])  # byte c: 0 iff column c equal
+    equal = (differ.view(np.uint8) == 0).view(np.uint32)  # byte c: 1 iff column c equal
+    # Byte c's 1 (bit 8c) times 0x10204080 lands on bit 28 + c, and no other product bit reaches 28..31.
+    columns = (equal * np.uint32(0x10204080)) >> np.uint32(28)
+    return columns * np.uint32(COLUMN_MASK)
+
+
+def _kept_sums(values: np.ndarray, removed: np.ndarray) -> np.ndarray:
+    """Sum of the cards not in removed slots of grids ``values`` ``(..., 12)`` int8, as int16."""
+    kept = np.take(_KEPT_BYTES, removed).view(np.uint32).reshape(values.shape[:-1] + (ROWS,))
+    return (values.view(np.uint32) & kept).view(np.int8).sum(axis=-1, dtype=np.int16)
 
 
 def _any(flags: np.ndarray) -> bool:

@@ -134,7 +134,8 @@ def observe(engine: SkyjoEngine, seats: np.ndarray | int, games: np.ndarray | No
     shown *= _VALUE_SCALE
     blocks[:, :, 0] = shown.view(_FLOAT_ROW).reshape(n, P)
     blocks[:, :, 1] = np.take(_HIDDEN_FLOAT, up).reshape(n, P)
-    blocks[:, :, 2] = np.take(_SHOWN_FLOAT, removed).reshape(n, P)
+    gone = np.flatnonzero(removed)  # most grids have no removed column: their flags stay 0
+    blocks[gone // P, gone % P, 2] = np.take(_SHOWN_FLOAT, removed[gone])
 
     size_ = engine.discard_size[g]
     top = engine.discard_pile.reshape(-1)[g * DECK_SIZE + np.maximum(size_ - 1, 0)]
@@ -156,15 +157,15 @@ def observe(engine: SkyjoEngine, seats: np.ndarray | int, games: np.ndarray | No
     mine = np.flatnonzero(seen_drawn)
     unseen[mine, engine.held[g[mine]].astype(np.intp) - MIN_VALUE] -= 1
     scale = _scale(P, engine.rules.end_score)
-    out[:, L["unseen"]] = unseen * scale[L["unseen"]]
+    np.multiply(unseen, scale[L["unseen"]], out=out[:, L["unseen"]])
 
     out[:, L["to_act"].start] = to_act
     ender = engine.ender[g].astype(np.int64)
     ending = np.flatnonzero(ender >= 0)
     out[ending, L["round_ending"].start] = 1
     flat[base[ending] + L["ender"].start + (ender[ending] - observer[ending]) % P] = 1
-    out[:, L["draw_size"].start] = engine.draw_size[g] * scale[L["draw_size"].start]
-    out[:, L["totals"]] = engine.totals.reshape(-1)[cell].reshape(n, P) * scale[L["totals"].start]
+    np.multiply(engine.draw_size[g], scale[L["draw_size"].start], out=out[:, L["draw_size"].start])
+    np.multiply(engine.totals.reshape(-1)[cell].reshape(n, P), scale[L["totals"].start], out=out[:, L["totals"]])
     return out
 
 
