@@ -2,6 +2,7 @@
 
 Build one by name with :func:`make` (``names()`` lists them); add more with :func:`register`.
 Shipped PPO agents are registered by name too (``"ppo-2p"``, ...) and :func:`load` returns one.
+Advised networks read a heuristic's advice after the observation (:mod:`agents.advice`).
 """
 
 from agents.base import Policy
