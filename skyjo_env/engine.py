@@ -163,6 +163,7 @@ class SkyjoEngine:
         self._draw_flat = self.draw_pile.reshape(-1)
         self._discard_flat = self.discard_pile.reshape(-1)
         self._unseen_flat = self.unseen.reshape(-1)  # value v of game b: b * 15 + v - MIN_VALUE
+        self._unseen_all = self._all * NUM_VALUES - MIN_VALUE  # every game's b * 15 - MIN_VALUE
         # Per-game rows as one item each (no copy): a fancy index then moves one item per game,
         # not one per card, which is several times cheaper for the few games ending a round.
         self._items = {name: _row_items(getattr(self, name).reshape(B, -1)) for name in _ROW_STATE}
@@ -451,7 +452,8 @@ class SkyjoEngine:
         gathering the flagged games first.
         """
         # Each game appears once, so no index repeats and a plain fancy-index update is exact.
-        self._unseen_flat[games * NUM_VALUES + (cards - MIN_VALUE)] -= _ONE16 if seen is None else seen
+        value_zero = self._unseen_all if games is self._all else games * NUM_VALUES - MIN_VALUE
+        self._unseen_flat[value_zero + cards] -= _ONE16 if seen is None else seen
 
     def _remove_columns(self, g: np.ndarray, cell: np.ndarray, a: np.ndarray, up: np.ndarray) -> None:
         """R13: a column of three equal face-up cards leaves; its cards go onto the discard pile."""
