@@ -538,7 +538,8 @@ class SkyjoEngine:
         score = _kept_sums(vals, removed)  # R16
         ender = self.ender[g].astype(np.intp)
         own = score[rows, ender]
-        doubled = (own > 0) & ((score <= own[:, None]).sum(axis=1) > 1)  # R17: not strictly lowest
+        at_most_own = _over_seats(np.add, (score <= own[:, None]).view(np.uint8))
+        doubled = (own > 0) & (at_most_own > 1)  # R17: not strictly lowest
         score[rows, ender] = np.where(doubled, own * 2, own)
         new_totals = self._take_rows("totals", g) + score  # R18
         self._put_rows("totals", g, new_totals)
@@ -554,18 +555,18 @@ class SkyjoEngine:
         if rules.episode == "round":
             finished = np.ones(g.size, dtype=bool)
         else:
-            finished = new_totals.max(axis=1) >= rules.end_score  # R19
+            finished = _over_seats(np.maximum, new_totals) >= rules.end_score  # R19
         going = g
-        if finished.any():
+        if _any(finished):
             done = g[finished]
             going = g[~finished]
             score = score[~finished]
             t = new_totals[finished]
-            win = t == t.min(axis=1, keepdims=True)  # R20
+            win = t == _over_seats(np.minimum, t)[:, None]  # R20
             result.winners[done] = win
             result.game_over[done] = True
             if self.reward_mode == "result":
-                winners = win.sum(axis=1, keepdims=True)
+                winners = _over_seats(np.add, win.view(np.uint8))[:, None]
                 losers = P - winners
                 share = np.where(win, 1.0 / winners, -1.0 / np.maximum(losers, 1))
                 result.rewards[done] = np.where(losers > 0, share, 0.0)
@@ -618,7 +619,7 @@ class SkyjoEngine:
         if self.rules.next_starter == "round_ender":
             self.starter[g] = self.ender[g]
         else:
-            best = score == score.min(axis=1, keepdims=True)
+            best = score == _over_seats(np.minimum, score)[:, None]
             distance = self._seat_distance[self.starter[g]]
             self.starter[g] = np.argmin(np.where(best, distance, P), axis=1)
 
@@ -717,6 +718,14 @@ def _kept_sums(values: np.ndarray, removed: np.ndarray) -> np.ndarray:
     """Sum of the cards not in removed slots of grids ``values`` ``(..., 12)`` int8, as int16."""
     kept = np.take(_KEPT_BYTES, removed).view(np.uint32).reshape(values.shape[:-1] + (ROWS,))
     return (values.view(np.uint32) & kept).view(np.int8).sum(axis=-1, dtype=np.int16)
+
+
+def _over_seats(ufunc: np.ufunc, x: np.ndarray) -> np.ndarray:
+    """``ufunc.reduce(x, axis=1)`` of ``(n, P)`` arrays by a loop over seats: numpy reduces short rows slowly."""
+    out = ufunc(x[:, 0], x[:, 1])
+    for p in range(2, x.shape[1]):
+        ufunc(out, x[:, p], out=out)
+    return out
 
 
 def _any(flags: np.ndarray) -> bool:
