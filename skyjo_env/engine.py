@@ -538,7 +538,7 @@ class SkyjoEngine:
         score = _kept_sums(vals, removed)  # R16
         ender = self.ender[g].astype(np.intp)
         own = score[rows, ender]
-        at_most_own = _over_seats(np.add, (score <= own[:, None]).view(np.uint8))
+        at_most_own = _over_seats(np.add, (score <= own[:, None]).view(np.uint8))  # (bools would add as "or")
         doubled = (own > 0) & (at_most_own > 1)  # R17: not strictly lowest
         score[rows, ender] = np.where(doubled, own * 2, own)
         new_totals = self._take_rows("totals", g) + score  # R18
