@@ -77,6 +77,10 @@ _KEPT_BYTES = np.where(SLOT_FLAGS, 0, 0xFF).astype(np.uint8).view(np.dtype((np.v
 # The slot of the lowest and of the highest bit of every slot mask.
 _LOW_SLOT = np.array([(m & -m).bit_length() - 1 for m in range(ALL_SLOTS + 1)], dtype=np.intp)
 _HIGH_SLOT = np.array([m.bit_length() - 1 for m in range(ALL_SLOTS + 1)], dtype=np.intp)
+# Row c (one item of 15 int16): the unseen counts of a full deck (R1) less one card of value c + MIN_VALUE.
+_UNSEEN_AFTER_DEAL = (COUNTS - np.eye(NUM_VALUES, dtype=np.int16)).view(np.dtype((np.void, 2 * NUM_VALUES)))[:, 0]
+# The state arrays with a row per game that are read or written row-wise (see ``_items``).
+_ROW_STATE = ("values", "face_up", "removed", "totals", "round_scores", "unseen", "keys")
 
 
 @dataclass
@@ -159,6 +163,14 @@ class SkyjoEngine:
         self._draw_flat = self.draw_pile.reshape(-1)
         self._discard_flat = self.discard_pile.reshape(-1)
         self._unseen_flat = self.unseen.reshape(-1)  # value v of game b: b * 15 + v - MIN_VALUE
+        self._unseen_all = self._all * NUM_VALUES - MIN_VALUE  # every game's b * 15 - MIN_VALUE
+        # Per-game rows as one item each (no copy): a fancy index then moves one item per game,
+        # not one per card, which is several times cheaper for the few games ending a round.
+        self._items = {name: _row_items(getattr(self, name).reshape(B, -1)) for name in _ROW_STATE}
+        self._dealt_draw_pile = _row_items(self.draw_pile[:, : DECK_SIZE - P * SLOTS - 1])  # as _deal fills it
+        self._no_flags = _row_item(np.zeros(P, dtype=np.uint32))
+        self._all_flags = _row_item(np.full(P, ALL_SLOTS, dtype=np.uint32))
+        self._no_scores = _row_item(np.zeros(P, dtype=np.int16))
         self._cell_all = self._all * P  # index of seat 0 of every game in (B * P) arrays
         self._next_seat = np.roll(np.arange(P, dtype=np.int8), -1)  # seat p -> seat p + 1 (mod P)
         self._result: StepResult | None = None  # the step's result, once a round has ended in it
@@ -210,45 +222,46 @@ class SkyjoEngine:
     def _new_game_state(self, games: np.ndarray) -> None:
         """Fresh key, scores and counters for new games (dealt separately)."""
         self._quiet = None
-        self.keys[games] = self._rng.bit_generator.random_raw(games.size).view(np.uint32).reshape(-1, 2)
+        key_items = self._items["keys"]
+        key_items[games] = self._rng.bit_generator.random_raw(games.size).view(key_items.dtype)
         self.shuffles[games] = 0
-        self.totals[games] = 0
-        self.round_scores[games] = 0
+        self._items["totals"][games] = self._no_scores
+        self._items["round_scores"][games] = self._no_scores
         self.round_index[games] = 0
         self.starter[games] = 0
         self.steps[games] = 0
 
     def _deal(self, games: np.ndarray) -> None:
         """Deal a new round (R3, R4) in the given games."""
-        P = self.num_players
-        n = games.size
-        # The shuffled codes are read back to front, so the draw pile below is a forward copy.
+        n, dealt = games.size, self.num_players * SLOTS
+        rest = DECK_SIZE - dealt - 1  # cards left for the draw pile
+        # The shuffled deck is dealt from its end: the grids get its last cards, last first, the
+        # discard pile the card before them, and the draw pile the rest, in order (top last).
         codes = random_streams.shuffle(self._next_seeds(games), _DECK_CODES)
-        deck = (codes.astype(np.int8) + np.int8(MIN_VALUE))[:, ::-1]
+        cards = codes.view(np.int8) + np.int8(MIN_VALUE)
         if self._scripted:
             for row, g in enumerate(games.tolist()):
                 scripted = self._scripted.get(g, {}).get(int(self.round_index[g]))
                 if scripted is not None:
-                    deck[row] = scripted
-        dealt = P * SLOTS
-        self.values[games] = deck[:, :dealt].reshape(n, P, SLOTS)
-        self.discard_pile[games, 0] = deck[:, dealt]
+                    cards[row] = scripted[::-1]
+        self.values[games] = cards[:, :rest:-1].reshape(n, self.num_players, SLOTS)
+        self.discard_pile[games, 0] = cards[:, rest]
         self.discard_size[games] = 1
-        rest = DECK_SIZE - dealt - 1
-        self.draw_pile[games, :rest] = deck[:, :dealt:-1]
+        pile = self._dealt_draw_pile
+        pile[games] = cards[:, :rest].view(pile.dtype).reshape(n)
         self.draw_size[games] = rest
-        self.face_up[games] = 0
-        self.removed[games] = 0
+        self._items["face_up"][games] = self._no_flags
+        self._items["removed"][games] = self._no_flags
         self.held[games] = 0
         self.phase[games] = SETUP
         self.current[games] = 0
         self.ender[games] = -1
         self.final_turns[games] = 0
-        self.unseen[games] = COUNTS
-        self._see(games, deck[:, dealt])
+        # Everything is unseen but the first discard (one row of counts per game, not a sum).
+        self._items["unseen"][games] = _UNSEEN_AFTER_DEAL.take(cards[:, rest] - np.int8(MIN_VALUE))
 
     def _next_seeds(self, games: np.ndarray) -> np.ndarray:
-        seeds = random_streams.shuffle_seeds(self.keys[games], self.shuffles[games])
+        seeds = random_streams.shuffle_seeds(self._take_rows("keys", games), self.shuffles[games])
         self.shuffles[games] += 1
         return seeds
 
@@ -310,10 +323,10 @@ class SkyjoEngine:
         if _all(on_slot):
             self._slot_actions(g, a)
         else:
-            draw = g[a == DRAW]
+            draw = self._select(g, a == DRAW)
             if draw.size:
                 self._draw(draw)
-            take = g[a == TAKE]
+            take = self._select(g, a == TAKE)
             if take.size:
                 n = self.discard_size[take] - _ONE16
                 self.held[take] = self._discard_flat[take * DECK_SIZE + n]
@@ -360,7 +373,7 @@ class SkyjoEngine:
         m = self.discard_size[games].astype(np.int64) - 1
         top = self.discard_pile[games, m]
         codes = (self.discard_pile[games] - MIN_VALUE).astype(np.uint32)
-        cards = random_streams.shuffle(self._next_seeds(games), codes, valid=m).astype(np.int8) + np.int8(MIN_VALUE)
+        cards = random_streams.shuffle(self._next_seeds(games), codes, valid=m).view(np.int8) + np.int8(MIN_VALUE)
         self.draw_pile[games] = cards
         self.draw_size[games] = m
         self.discard_pile[games, 0] = top
@@ -391,7 +404,7 @@ class SkyjoEngine:
             self._setup_progress(g[setup], up[setup])
             if not _any(in_turn):
                 return
-            keep = np.flatnonzero(in_turn)  # found once, then taken from each array
+            keep = in_turn.nonzero()[0]  # found once, then taken from each array
             g, a, cell, at, old, up = (x.take(keep) for x in (g, a, cell, at, old, up))
             rows = g
         held = self.held[rows]
@@ -402,6 +415,21 @@ class SkyjoEngine:
         if self.rules.column_rule:
             self._remove_columns(g, cell, a, up)
         self._end_turn(g, up)
+
+    def _take_rows(self, name: str, g: np.ndarray) -> np.ndarray:
+        """``getattr(self, name)[g]``, gathered as one item per game."""
+        like = getattr(self, name)
+        return self._items[name][g].view(like.dtype).reshape((g.size,) + like.shape[1:])
+
+    def _put_rows(self, name: str, g: np.ndarray, rows: np.ndarray) -> None:
+        """``getattr(self, name)[g] = rows`` for ``rows`` with contiguous rows, scattered as one item per game."""
+        items = self._items[name]
+        items[g] = rows.reshape(g.size, -1).view(items.dtype).reshape(g.size)
+
+    def _select(self, g: np.ndarray, flags: np.ndarray) -> np.ndarray:
+        """``g[flags]``, by the flags' indices: numpy's boolean indexing is slow when many are set."""
+        found = flags.nonzero()[0]  # (flags are 1-D; the method is cheaper than np.flatnonzero)
+        return found if g is self._all else g.take(found)
 
     def _rows(self, g: np.ndarray) -> np.ndarray | slice:
         """Index of games ``g`` into per-game arrays: a plain slice (no gather) for the whole batch."""
@@ -424,7 +452,8 @@ class SkyjoEngine:
         gathering the flagged games first.
         """
         # Each game appears once, so no index repeats and a plain fancy-index update is exact.
-        self._unseen_flat[games * NUM_VALUES + (cards - MIN_VALUE)] -= _ONE16 if seen is None else seen
+        value_zero = self._unseen_all if games is self._all else games * NUM_VALUES - MIN_VALUE
+        self._unseen_flat[value_zero + cards] -= _ONE16 if seen is None else seen
 
     def _remove_columns(self, g: np.ndarray, cell: np.ndarray, a: np.ndarray, up: np.ndarray) -> None:
         """R13: a column of three equal face-up cards leaves; its cards go onto the discard pile."""
@@ -485,7 +514,7 @@ class SkyjoEngine:
 
     def _first_starter(self, g: np.ndarray) -> np.ndarray:
         """R6: highest sum of the two revealed cards; ties: highest single card, then lowest seat."""
-        up = self.face_up[g]  # (n, P): each seat's two setup flips
+        up = self._take_rows("face_up", g)  # (n, P): each seat's two setup flips
         grid = (self._cells(g)[:, None] + np.arange(self.num_players)) * SLOTS
         first = self._values_flat[grid + _LOW_SLOT.take(up)]
         second = self._values_flat[grid + _HIGH_SLOT.take(up)]
@@ -498,22 +527,23 @@ class SkyjoEngine:
         P = self.num_players
         rules = self.rules
         rows = np.arange(g.size)
-        vals = self.values[g]
-        removed = old_removed = self.removed[g]
+        vals = self._take_rows("values", g)
+        removed = old_removed = self._take_rows("removed", g)
         if rules.column_rule and rules.column_rule_at_final_reveal:
             # R14: with every card up, a column of three equal values leaves (removed ones stay so).
             removed = removed | _equal_columns(vals)
-            self.removed[g] = removed
-        old_up = self.face_up[g]
-        self.face_up[g] = ALL_SLOTS
+            self._put_rows("removed", g, removed)
+        old_up = self._take_rows("face_up", g)
+        self._items["face_up"][g] = self._all_flags
         score = _kept_sums(vals, removed)  # R16
         ender = self.ender[g].astype(np.intp)
         own = score[rows, ender]
-        doubled = (own > 0) & ((score <= own[:, None]).sum(axis=1) > 1)  # R17: not strictly lowest
+        at_most_own = _over_seats(np.add, (score <= own[:, None]).view(np.uint8))  # (bools would add as "or")
+        doubled = (own > 0) & (at_most_own > 1)  # R17: not strictly lowest
         score[rows, ender] = np.where(doubled, own * 2, own)
-        new_totals = self.totals[g] + score  # R18
-        self.totals[g] = new_totals
-        self.round_scores[g] = score
+        new_totals = self._take_rows("totals", g) + score  # R18
+        self._put_rows("totals", g, new_totals)
+        self._put_rows("round_scores", g, score)
         self._quiet = None
 
         result = self._result = self._new_result()  # its totals are the new ones
@@ -525,18 +555,18 @@ class SkyjoEngine:
         if rules.episode == "round":
             finished = np.ones(g.size, dtype=bool)
         else:
-            finished = new_totals.max(axis=1) >= rules.end_score  # R19
+            finished = _over_seats(np.maximum, new_totals) >= rules.end_score  # R19
         going = g
-        if finished.any():
+        if _any(finished):
             done = g[finished]
             going = g[~finished]
             score = score[~finished]
             t = new_totals[finished]
-            win = t == t.min(axis=1, keepdims=True)  # R20
+            win = t == _over_seats(np.minimum, t)[:, None]  # R20
             result.winners[done] = win
             result.game_over[done] = True
             if self.reward_mode == "result":
-                winners = win.sum(axis=1, keepdims=True)
+                winners = _over_seats(np.add, win.view(np.uint8))[:, None]
                 losers = P - winners
                 share = np.where(win, 1.0 / winners, -1.0 / np.maximum(losers, 1))
                 result.rewards[done] = np.where(losers > 0, share, 0.0)
@@ -589,7 +619,7 @@ class SkyjoEngine:
         if self.rules.next_starter == "round_ender":
             self.starter[g] = self.ender[g]
         else:
-            best = score == score.min(axis=1, keepdims=True)
+            best = score == _over_seats(np.minimum, score)[:, None]
             distance = self._seat_distance[self.starter[g]]
             self.starter[g] = np.argmin(np.where(best, distance, P), axis=1)
 
@@ -657,6 +687,16 @@ class SkyjoEngine:
         return arr.astype(np.int8)
 
 
+def _row_items(rows: np.ndarray) -> np.ndarray:
+    """A 2-D array with contiguous rows as a 1-D array of one bytes item per row, sharing memory."""
+    return rows.view(np.dtype((np.void, rows.shape[1] * rows.itemsize))).reshape(rows.shape[0])
+
+
+def _row_item(row: np.ndarray) -> np.void:
+    """One contiguous row as a bytes item, to fill rows of ``_row_items`` views with."""
+    return _row_items(row.reshape(1, -1))[0]
+
+
 def _read_only(result: StepResult) -> StepResult:
     """``result`` with every array made read-only."""
     for f in fields(StepResult):
@@ -678,6 +718,14 @@ def _kept_sums(values: np.ndarray, removed: np.ndarray) -> np.ndarray:
     """Sum of the cards not in removed slots of grids ``values`` ``(..., 12)`` int8, as int16."""
     kept = np.take(_KEPT_BYTES, removed).view(np.uint32).reshape(values.shape[:-1] + (ROWS,))
     return (values.view(np.uint32) & kept).view(np.int8).sum(axis=-1, dtype=np.int16)
+
+
+def _over_seats(ufunc: np.ufunc, x: np.ndarray) -> np.ndarray:
+    """``ufunc.reduce(x, axis=1)`` of ``(n, P)`` arrays by a loop over seats: numpy reduces short rows slowly."""
+    out = ufunc(x[:, 0], x[:, 1])
+    for p in range(2, x.shape[1]):
+        ufunc(out, x[:, p], out=out)
+    return out
 
 
 def _any(flags: np.ndarray) -> bool:

@@ -18,7 +18,6 @@ _U32 = np.uint32
 _GOLDEN = _U32(0x9E3779B9)
 _COUNTER_MUL = _U32(0x85EBCA6B)
 _HIGH24 = _U32(0xFFFFFF00)
-_LOW8 = _U32(0xFF)
 
 
 def mix32(x: np.ndarray) -> np.ndarray:
@@ -39,7 +38,7 @@ def shuffle_seeds(keys: np.ndarray, counters: np.ndarray) -> np.ndarray:
 
 
 def shuffle(seeds: np.ndarray, codes: np.ndarray, valid: np.ndarray | None = None) -> np.ndarray:
-    """Shuffle byte codes (0..254), one row per seed: ``(n, L)`` or ``(L,)`` codes -> ``(n, L)``.
+    """Shuffle byte codes (0..254), one row per seed: ``(n, L)`` or ``(L,)`` codes -> ``(n, L)`` uint8.
 
     Each code is tagged with 24 hashed bits of (seed, position) and the tagged words are sorted,
     so the codes come out in a random order without an argsort. If ``valid`` (``(n,)`` ints) is
@@ -58,5 +57,4 @@ def shuffle(seeds: np.ndarray, codes: np.ndarray, valid: np.ndarray | None = Non
     if valid is not None:
         words[np.arange(length)[None, :] >= valid[:, None]] = _U32(0xFFFFFFFF)  # sorts last
     words.sort(axis=1)
-    words &= _LOW8
-    return words
+    return words.astype(np.uint8)  # the low 8 bits: the codes

@@ -68,7 +68,7 @@ def sample_bits(bits: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     high = bits >> _HALF
     n_low = np.bitwise_count(low)
     total = n_low + np.bitwise_count(high)
-    if not total.all():
+    if np.count_nonzero(total) < total.size:  # (cheaper than total.all())
         raise ValueError(f"no legal action in game(s) {np.flatnonzero(total == 0).tolist()}")
     r = (rng.random(bits.shape[0], dtype=np.float32) * total).astype(np.int32)
     # The r-th set bit lies in the low half (rank r) or the high half (rank r - n_low).
