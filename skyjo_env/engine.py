@@ -37,6 +37,7 @@ Setup flips (R5) are made in seat order 0..P-1 at the start of every round; then
 from __future__ import annotations
 
 import dataclasses
+import sys
 from dataclasses import dataclass, fields
 
 import numpy as np
@@ -46,6 +47,9 @@ from skyjo_env.actions import DRAW, FLIP, NUM_ACTIONS, REPLACE, TAKE, action_nam
 from skyjo_env.cards import ALL_SLOTS, COLS, COLUMN_MASK, COUNTS, DECK, DECK_SIZE, MIN_VALUE, NUM_VALUES, ROWS, SETUP_FLIPS, SLOT_FLAGS, SLOTS
 from skyjo_env.rules import Rules
 from skyjo_env.sampling import unpack_bits
+
+if sys.byteorder != "little":  # _equal_columns reads a grid row of four int8 cards as one uint32
+    raise ImportError("skyjo_env's engine needs a little-endian machine (x86-64 and ARM64 are)")
 
 SETUP, CHOOSE, DRAWN, TAKEN, OVER = range(5)
 PHASE_NAMES = ("setup", "choose", "drawn", "taken", "over")
