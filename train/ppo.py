@@ -153,8 +153,7 @@ class Run:
 
     # -------------------------------------------------------------- periodic actions
     def add_snapshot(self, timesteps: int) -> None:
-        meta = {"players": self.config.players, "timesteps": int(timesteps)}
-        self.pool.add(snapshot(self.model.policy, self.config.activation, f"snapshot@{timesteps}", meta, self.config.advice))
+        self.pool.add(learner_policy(self.model, self.config, f"snapshot@{timesteps}"))
         self._update_opponents()
 
     def _update_opponents(self) -> None:
