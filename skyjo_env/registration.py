@@ -1,8 +1,8 @@
 """Registers the environments with Gymnasium and PettingZoo without importing either.
 
 ``import skyjo_env`` stays as light as the engine (numpy only), yet
-``gymnasium.make("skyjo_env/Skyjo-v0")`` and ``pettingzoo.make("aec", "skyjo_env/skyjo_v0")`` work
-whatever the import order: a registry that is already imported gets the entries at once;
+``gymnasium.make("skyjo_env/Skyjo-v0")``, ``gymnasium.make_vec("skyjo_env/Skyjo-v0", num_envs=N)``
+and ``pettingzoo.make("aec", "skyjo_env/skyjo_v0")`` work whatever the import order: a registry that is already imported gets the entries at once;
 otherwise a one-shot import hook adds them right after that package has finished importing.
 Entry points are strings, so the environment modules load only when an environment is made.
 """
@@ -19,7 +19,11 @@ PETTINGZOO_ID = "skyjo_env/skyjo_v0"
 
 
 def _register_gymnasium(gymnasium: ModuleType) -> None:
-    gymnasium.register(id=GYMNASIUM_ID, entry_point="skyjo_env.gym_env:SkyjoEnv")
+    gymnasium.register(
+        id=GYMNASIUM_ID,
+        entry_point="skyjo_env.gym_env:SkyjoEnv",
+        vector_entry_point="skyjo_env.gym_vector_env:SkyjoVectorEnv",  # make_vec: one engine of N games
+    )
 
 
 def _register_pettingzoo(pettingzoo: ModuleType) -> None:

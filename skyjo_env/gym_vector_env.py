@@ -1,0 +1,135 @@
+"""Skyjo as a Gymnasium ``VectorEnv``: N games for one learner, stepped in batch by one engine.
+
+Create it with ``gymnasium.make_vec("skyjo_env/Skyjo-v0", num_envs=N, **options)`` (after
+``import skyjo_env``; the id's vector entry point) or ``SkyjoVectorEnv(N, **options)``. It is a thin
+view over :class:`~skyjo_env.learner_games.LearnerGames`, the same games as the stable-baselines3
+:class:`~skyjo_env.vector_env.SkyjoVecEnv`, and needs only numpy and Gymnasium.
+
+* Spaces: ``single_observation_space`` is the ``Box`` float32 of :mod:`skyjo_env.observation` (the
+  learner's view), ``single_action_space`` is ``Discrete(26)`` (:mod:`skyjo_env.actions`);
+  ``observation_space`` and ``action_space`` are their batched forms (``MultiDiscrete`` actions).
+* ``step(actions)`` applies the N learner actions at once, then lets the opponents act, in batch,
+  until every game is back at its learner's turn. Rewards are float32 and sum the learner's engine
+  rewards over all of that (option ``reward``: ``"result"``, ``"score"`` or ``"none"``).
+* ``terminations``: the game ended (R19); ``truncations``: at a learner turn it had ``max_steps``
+  actions of all seats. Such a game is dealt again within the same step
+  (``metadata["autoreset_mode"]`` is ``AutoresetMode.SAME_STEP``): the returned observation is the
+  new game's first, and ``infos["final_obs"]`` (an object array, ``None`` for games that went on,
+  mask ``infos["_final_obs"]``) holds the last observation of the ended one;
+  ``infos["final_info"]`` holds the learner's ``seat`` and the ``opponent`` policy of that game.
+* Action masks: ``infos["action_mask"]`` ``(N, 26)`` after every ``reset`` and ``step``, and
+  :meth:`SkyjoVectorEnv.action_masks`. An illegal action raises a ``ValueError`` that names the
+  game and its legal actions, before any game moves.
+* ``reset(seed=...)`` takes one integer (one engine deals every game) and no options.
+
+Options: every :class:`~skyjo_env.rules.Rules` field, plus ``opponents`` (one policy or a list;
+each new game draws one by ``weights`` and it plays all of that game's opponent seats; default a
+random legal player), ``weights``, ``seat`` (``None``: random per game), ``reward``,
+``reward_scale``, ``max_steps`` and ``render_mode`` (``None`` or ``"rgb_array"``: ``render()``
+returns one image per game, from its learner's view).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import gymnasium
+import numpy as np
+from gymnasium.vector.utils import batch_space
+
+from skyjo_env import render
+from skyjo_env.arguments import check_render_mode, rules_from
+from skyjo_env.learner_games import LearnerGames
+from skyjo_env.opponents import OpponentPolicy
+from skyjo_env.spaces import action_space, observation_space
+
+ENV_OPTIONS = ("opponents", "weights", "seat", "reward", "reward_scale", "max_steps", "render_mode")
+# Gymnasium 1.0 has no AutoresetMode (its vector wrappers then assume next-step resets).
+_AUTORESET = getattr(gymnasium.vector, "AutoresetMode", None)
+
+
+class SkyjoVectorEnv(gymnasium.vector.VectorEnv):
+    """``num_envs`` Skyjo games for one learner against batched opponents; see the module docstring."""
+
+    metadata = {"render_modes": ["rgb_array"]}
+    if _AUTORESET is not None:
+        metadata["autoreset_mode"] = _AUTORESET.SAME_STEP
+
+    def __init__(
+        self,
+        num_envs: int,
+        *,
+        opponents: OpponentPolicy | Sequence[OpponentPolicy] | None = None,
+        weights: Sequence[float] | None = None,
+        seat: int | None = None,
+        reward: str = "result",
+        reward_scale: float = 1.0,
+        max_steps: int | None = 10_000,
+        render_mode: str | None = None,
+        **rule_options: Any,
+    ) -> None:
+        rules = rules_from(rule_options, ENV_OPTIONS)
+        check_render_mode(render_mode, self.metadata["render_modes"])
+        self.games = LearnerGames(
+            num_envs, rules, opponents=opponents, weights=weights, seat=seat, reward=reward,
+            reward_scale=reward_scale, max_steps=max_steps,
+        )  # fmt: skip
+        self.num_envs = self.games.num_games
+        self.render_mode = render_mode
+        self.single_observation_space = observation_space(rules.num_players)
+        self.single_action_space = action_space()
+        self.observation_space = batch_space(self.single_observation_space, self.num_envs)
+        self.action_space = batch_space(self.single_action_space, self.num_envs)
+        self._started = False
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict[str, Any]]:
+        """Deal new games everywhere; opponents act up to each learner's first turn."""
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer))):
+            raise ValueError(f"seed={seed!r} is not allowed; use None or one integer (one engine deals all {self.num_envs} games)")
+        if options:
+            raise ValueError(f"reset options {sorted(options)} are not supported; this environment takes none")
+        observations = self.games.reset(None if seed is None else int(seed))
+        self._started = True
+        return observations, self._infos()
+
+    def step(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+        if not self._started:
+            raise ValueError("step() before reset(): call reset() first")
+        observations, rewards, dones, ended = self.games.step(actions)
+        truncations = np.zeros(self.num_envs, dtype=bool)
+        infos = self._infos()
+        if ended is not None:
+            truncations[ended.games[ended.truncated]] = True
+            final_obs = np.full(self.num_envs, None, dtype=object)
+            opponents = np.full(self.num_envs, None, dtype=object)
+            for i, g in enumerate(ended.games.tolist()):
+                final_obs[g], opponents[g] = ended.observations[i], ended.opponents[i]
+            seats = np.zeros(self.num_envs, dtype=np.int64)
+            seats[ended.games] = ended.seats
+            infos.update(
+                final_obs=final_obs, _final_obs=dones.copy(),
+                final_info={"seat": seats, "_seat": dones.copy(), "opponent": opponents, "_opponent": dones.copy()},
+                _final_info=dones.copy(),
+            )  # fmt: skip
+        return observations, rewards, dones & ~truncations, truncations, infos
+
+    def action_masks(self) -> np.ndarray:
+        """The learners' legal actions, ``(N, 26)`` booleans."""
+        return self.games.action_masks()
+
+    def set_opponents(
+        self, opponents: OpponentPolicy | Sequence[OpponentPolicy], weights: Sequence[float] | None = None
+    ) -> None:
+        """Draw the opponent of every game that starts from now on from ``opponents`` by ``weights``."""
+        self.games.set_opponents(opponents, weights)
+
+    def render(self) -> tuple[np.ndarray, ...] | None:
+        if self.render_mode is None:
+            gymnasium.logger.warn("You are calling render method without specifying any render mode.")
+            return None
+        engine = self.games.engine
+        return tuple(render.render_rgb(engine, g, viewer=int(s)) for g, s in enumerate(self.games.seats.tolist()))
+
+    def _infos(self) -> dict[str, Any]:
+        return {"action_mask": self.action_masks(), "_action_mask": np.ones(self.num_envs, dtype=bool)}
