@@ -52,18 +52,9 @@ from skyjo_env.spaces import action_space, observation_space
 class SkyjoVecEnv(VecEnv):
     """``num_envs`` Skyjo games for one learner against weighted opponent policies; see the module docstring.
 
-    Args:
-        num_envs: number of games N.
-        rules: the rule options (default ``Rules()``: 2 players).
-        opponents: one policy or a list of policies (default: a seeded ``RandomPolicy``).
-        weights: sampling weight of each policy in ``opponents`` (default: equal).
-        seat: the learner's seat in every game, or ``None`` (default): a random seat per game.
-        reward: ``"result"``, ``"score"`` or ``"none"`` (see :class:`~skyjo_env.engine.SkyjoEngine`).
-        reward_scale: every reward is multiplied by this (e.g. 0.05 for ``"score"`` rewards).
-        max_steps: truncate a game at the first learner turn after this many actions of all its
-            seats (a guard against policies that never end a round); ``None`` for no limit.
-        seed: seeds the deals, the seats, the opponent draws and the default opponent.
-        render_mode: ``None`` or ``"rgb_array"`` (:meth:`get_images`, each game from its learner's view).
+    The arguments are those of :class:`~skyjo_env.learner_games.LearnerGames` (``num_envs`` is its
+    ``num_games``), plus ``render_mode``: ``None`` or ``"rgb_array"`` (:meth:`get_images`, each
+    game from its learner's view).
     """
 
     def __init__(
