@@ -3,9 +3,10 @@
 A learner step is one action of the learner in one game, with everything ``step`` does for it:
 the opponents' batched moves up to the learner's next turn, auto-resets, and the ``(N, obs)``
 observations. The learner plays uniformly random legal actions drawn from ``action_masks()``
-(sampling and masks included). Prints figures for N = 256, 1024 and 4096, 2 players by default.
+(sampling and masks included). Prints figures for N = 256, 1024 and 4096, 2 players by default;
+``--gym`` measures the Gymnasium view (``SkyjoVectorEnv``, masks read from ``infos``) instead.
 
-    python benchmarks/vector_env.py [--seconds 3] [--players 2] [--profile]
+    python benchmarks/vector_env.py [--seconds 3] [--players 2] [--gym] [--profile]
 """
 
 from __future__ import annotations
@@ -14,35 +15,52 @@ import argparse
 import cProfile
 import pstats
 import time
+from collections.abc import Callable
 
 import numpy as np
 
 from skyjo_env import Rules
+from skyjo_env.gym_vector_env import SkyjoVectorEnv
 from skyjo_env.sampling import sample_mask
 from skyjo_env.vector_env import SkyjoVecEnv
 
 SIZES = (256, 1024, 4096)
 
 
-def measure(num_envs: int, players: int, seconds: float, repeats: int = 3) -> tuple[float, float, float]:
+def stepper(num_envs: int, players: int, gym: bool) -> Callable[[np.random.Generator], int]:
+    """A function that makes one random legal learner step in every game and returns the games ended."""
+    if gym:
+        env = SkyjoVectorEnv(num_envs, num_players=players)
+        info = env.reset(seed=0)[1]
+
+        def step(rng: np.random.Generator) -> int:
+            nonlocal info
+            _, _, terminations, truncations, info = env.step(sample_mask(info["action_mask"], rng))
+            return int(terminations.sum() + truncations.sum())
+
+        return step
+    vec = SkyjoVecEnv(num_envs, Rules(num_players=players), seed=0)
+    vec.reset()
+    return lambda rng: int(vec.step(sample_mask(vec.action_masks(), rng))[2].sum())
+
+
+def measure(num_envs: int, players: int, seconds: float, gym: bool = False, repeats: int = 3) -> tuple[float, float, float]:
     """Learner steps per second of wall time and of CPU time, and games/s: the best of ``repeats`` runs.
 
     On a shared machine the CPU-time rate is the steadier figure: it leaves out time spent waiting
     for a core.
     """
-    env = SkyjoVecEnv(num_envs, Rules(num_players=players), seed=0)
-    env.reset()
+    step = stepper(num_envs, players, gym)
     rng = np.random.default_rng(0)
     for _ in range(20):  # warm-up
-        env.step(sample_mask(env.action_masks(), rng))
+        step(rng)
     best = (0.0, 0.0, 0.0)
     for _ in range(repeats):
         steps = games = 0
         start, cpu = time.perf_counter(), time.process_time()
         while (elapsed := time.perf_counter() - start) < seconds / repeats:
             for _ in range(10):
-                _, _, dones, _ = env.step(sample_mask(env.action_masks(), rng))
-                games += int(dones.sum())
+                games += step(rng)
             steps += 10 * num_envs
         used = time.process_time() - cpu
         best = max(best, (steps / elapsed, steps / used, games / elapsed))
@@ -53,6 +71,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=3.0, help="wall time per measurement")
     parser.add_argument("--players", type=int, default=2)
+    parser.add_argument("--gym", action="store_true", help="the Gymnasium VectorEnv view instead of the SB3 VecEnv")
     parser.add_argument("--profile", action="store_true", help="cProfile 100 steps at N=4096 instead")
     args = parser.parse_args()
     if args.profile:
@@ -64,10 +83,10 @@ def main() -> None:
                 env.step(sample_mask(env.action_masks(), rng))
         pstats.Stats(profile).sort_stats("tottime").print_stats(25)
         return
-    print(f"{args.players} players, random opponents")
+    print(f"{'SkyjoVectorEnv (Gymnasium)' if args.gym else 'SkyjoVecEnv (stable-baselines3)'}, {args.players} players, random opponents")
     print(f"{'N':>6} {'learner steps/s':>16} {'per CPU s':>12} {'games/s':>10}")
     for n in SIZES:
-        steps, per_cpu, games = measure(n, args.players, args.seconds)
+        steps, per_cpu, games = measure(n, args.players, args.seconds, args.gym)
         print(f"{n:>6} {steps:>16,.0f} {per_cpu:>12,.0f} {games:>10,.1f}")
 
 
