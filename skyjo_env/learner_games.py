@@ -252,10 +252,8 @@ class LearnerGames:
             opponents=[self._pool[i] for i in opponents[order].tolist()],
         )
 
-    def _checked(self, actions: np.ndarray | None) -> np.ndarray:
+    def _checked(self, actions: np.ndarray) -> np.ndarray:
         """The learners' actions as int64, each legal; ``ValueError`` naming a game otherwise."""
-        if actions is None:
-            raise ValueError("no actions given")
         actions = np.asarray(actions)
         if actions.shape != (self.num_games,) or actions.dtype.kind not in "iu":
             raise ValueError(f"actions must be {self.num_games} integer action ids, got {actions.dtype} of shape {actions.shape}")
