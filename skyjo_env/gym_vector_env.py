@@ -38,7 +38,6 @@ import gymnasium
 import numpy as np
 from gymnasium.vector.utils import batch_space
 
-from skyjo_env import render
 from skyjo_env.arguments import check_render_mode, rules_from
 from skyjo_env.learner_games import LearnerGames
 from skyjo_env.opponents import OpponentPolicy
@@ -128,8 +127,7 @@ class SkyjoVectorEnv(gymnasium.vector.VectorEnv):
         if self.render_mode is None:
             gymnasium.logger.warn("You are calling render method without specifying any render mode.")
             return None
-        engine = self.games.engine
-        return tuple(render.render_rgb(engine, g, viewer=int(s)) for g, s in enumerate(self.games.seats.tolist()))
+        return tuple(self.games.images())
 
     def _infos(self) -> dict[str, Any]:
         return {"action_mask": self.action_masks(), "_action_mask": np.ones(self.num_envs, dtype=bool)}

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from agents.random_agent import RandomPolicy
+from skyjo_env import render
 from skyjo_env.actions import NUM_ACTIONS, action_name
 from skyjo_env.arguments import check_max_steps
 from skyjo_env.engine import OVER, SkyjoEngine
@@ -176,6 +177,10 @@ class LearnerGames:
     def action_masks(self) -> np.ndarray:
         """The learners' legal actions, ``(N, 26)`` booleans."""
         return unpack_bits(self.legal_bits())
+
+    def images(self) -> list[np.ndarray]:
+        """An RGB image of every game (:func:`~skyjo_env.render.render_rgb`), each from its learner's view."""
+        return [render.render_rgb(self.engine, g, viewer=s) for g, s in enumerate(self._seats.tolist())]
 
     # ------------------------------------------------------------------ helpers
     def _draw_seats_and_opponents(self, games: np.ndarray) -> None:

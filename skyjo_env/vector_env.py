@@ -40,7 +40,6 @@ import numpy as np
 from stable_baselines3.common.vec_env import VecEnv
 from stable_baselines3.common.vec_env.base_vec_env import VecEnvIndices, VecEnvStepReturn
 
-from skyjo_env import render
 from skyjo_env.arguments import check_render_mode
 from skyjo_env.engine import SkyjoEngine
 from skyjo_env.learner_games import LearnerGames
@@ -148,7 +147,7 @@ class SkyjoVecEnv(VecEnv):
     def get_images(self) -> list[np.ndarray]:
         if self.render_mode != "rgb_array":
             raise ValueError(f"get_images needs render_mode='rgb_array', this env has render_mode={self.render_mode!r}")
-        return [render.render_rgb(self.engine, g, viewer=int(s)) for g, s in enumerate(self.seats.tolist())]
+        return self.games.images()
 
     def get_attr(self, attr_name: str, indices: VecEnvIndices = None) -> list[Any]:
         """Attributes are shared by all games: the value of this env's ``attr_name``, once per index."""
