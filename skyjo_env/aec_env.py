@@ -51,6 +51,8 @@ Option `reward`:
 * `"result"` (default): at the end of the game the winners (lowest total, R20) share +1 and the
   others share -1, so rewards sum to 0; if all tie, all get 0. Zero at every other step.
 * `"score"`: at the end of every round, the mean round score of the opponents minus one's own.
+* `"lead"`: at the end of every round, the change in one's lead over the best opponent (the
+  lowest opponent total minus one's own); a game's rewards add up to its final lead.
 * `"none"`: always 0.
 
 An illegal action given to `env()` ends the game with -1 for the agent that made it and 0 for the

@@ -53,7 +53,7 @@ if sys.byteorder != "little":  # _equal_columns reads a grid row of four int8 ca
 
 SETUP, CHOOSE, DRAWN, TAKEN, OVER = range(5)
 PHASE_NAMES = ("setup", "choose", "drawn", "taken", "over")
-REWARD_MODES = ("result", "score", "none")
+REWARD_MODES = ("result", "score", "lead", "none")
 
 # Legal-action bit sets are the union of three tables, masked by the phase's open actions:
 # the flips of the face-down slots (by face-up bits), the replaces of the slots still present (by
@@ -114,7 +114,9 @@ class SkyjoEngine:
             in phase OVER, where no action is legal, until :meth:`reset_games`.
         reward: ``"result"`` (at game end winners share +1 and losers -1, so each game sums to 0;
             all tied gives 0), ``"score"`` (at each round end: the mean round score of the
-            opponents minus one's own), or ``"none"``.
+            opponents minus one's own), ``"lead"`` (at each round end: the change in one's lead
+            over the best opponent, the lowest opponent total minus one's own, so a game's rewards
+            add up to its final lead, positive exactly for a sole winner), or ``"none"``.
     """
 
     def __init__(
@@ -556,6 +558,8 @@ class SkyjoEngine:
         if self.reward_mode == "score":
             s = score.astype(np.float32)
             result.rewards[g] = (s.sum(axis=1, keepdims=True) - s) / (P - 1) - s
+        elif self.reward_mode == "lead":
+            result.rewards[g] = _lead_over_best_rival(new_totals) - _lead_over_best_rival(new_totals - score)
         if rules.episode == "round":
             finished = np.ones(g.size, dtype=bool)
         else:
@@ -730,6 +734,13 @@ def _over_seats(ufunc: np.ufunc, x: np.ndarray) -> np.ndarray:
     for p in range(2, x.shape[1]):
         ufunc(out, x[:, p], out=out)
     return out
+
+
+def _lead_over_best_rival(totals: np.ndarray) -> np.ndarray:
+    """``(n, P)`` float32: the lowest total among each seat's opponents minus the seat's own."""
+    t = totals.astype(np.float32)
+    others = np.where(np.eye(t.shape[1], dtype=bool), np.inf, t[:, None, :])
+    return others.min(axis=2) - t
 
 
 def _any(flags: np.ndarray) -> bool:

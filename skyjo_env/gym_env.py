@@ -14,8 +14,9 @@ no auto-reset; the engine holds every rule.
 * Each ``step`` is one learner action followed by the opponents' actions until the learner must act
   again or the game is over. The reward sums the learner's engine rewards over all of them.
 * Rewards (option ``reward``): ``"result"`` (default; +1 shared by the winners, -1 shared by the
-  losers at game end), ``"score"`` (at each round end: mean opponent round score minus one's own)
-  or ``"none"``.
+  losers at game end), ``"score"`` (at each round end: mean opponent round score minus one's own),
+  ``"lead"`` (at each round end: the change in one's lead over the best opponent, whose game total
+  is lowest) or ``"none"``.
 * ``terminated`` when the game ends (then ``info`` also holds ``"totals"``, per absolute seat, and
   ``"winner"``); ``truncated`` when, at the learner's turn, the game has had ``max_steps``
   actions of all seats.

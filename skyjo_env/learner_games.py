@@ -52,7 +52,7 @@ class LearnerGames:
         opponents: one policy or a list of policies (default: a seeded ``RandomPolicy``).
         weights: sampling weight of each policy in ``opponents`` (default: equal).
         seat: the learner's seat in every game, or ``None`` (default): a random seat per game.
-        reward: ``"result"``, ``"score"`` or ``"none"`` (see :class:`~skyjo_env.engine.SkyjoEngine`).
+        reward: ``"result"``, ``"score"``, ``"lead"`` or ``"none"`` (see :class:`~skyjo_env.engine.SkyjoEngine`).
         reward_scale: every reward is multiplied by this (e.g. 0.05 for ``"score"`` rewards).
         max_steps: truncate a game at the first learner turn after this many actions of all its
             seats (a guard against policies that never end a round); ``None`` for no limit.

@@ -162,7 +162,13 @@ def check_step_result(engine: SkyjoEngine, totals_before: np.ndarray, result: St
         expected = np.where(game_over[:, None] & (winners < P), share, 0.0)
     elif engine.reward_mode == "score":
         expected = np.where(round_over[:, None], (scores.sum(axis=1, keepdims=True) - scores) / (P - 1) - scores, 0.0)
+    elif engine.reward_mode == "lead":
+        def lead(t: np.ndarray) -> np.ndarray:  # lowest opponent total minus one's own
+            return np.array([[np.delete(row, p).min() - row[p] for p in range(P)] for row in t], dtype=np.float64)
+
+        expected = np.where(round_over[:, None], lead(totals) - lead(totals_before), 0.0)
     else:
         expected = np.zeros_like(rewards)
     _require(np.isclose(rewards, expected, atol=1e-5).all(axis=1), f"rewards differ from reward mode {engine.reward_mode!r}")
-    _require(np.abs(rewards.sum(axis=1)) < 1e-4, "rewards are not zero-sum")
+    if engine.reward_mode != "lead":  # a lead over the best opponent is not zero-sum
+        _require(np.abs(rewards.sum(axis=1)) < 1e-4, "rewards are not zero-sum")

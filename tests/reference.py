@@ -40,7 +40,7 @@ class ReferenceGame:
         rules: the rule options.
         decks: one 150-card deck order per round: cards 0..11 to seat 0, the next 12 to seat 1, ...,
             the next card starts the discard pile, the rest is the draw pile, the first of them on top.
-        reward: ``"result"``, ``"score"`` or ``"none"``, as in the engine.
+        reward: ``"result"``, ``"score"``, ``"lead"`` or ``"none"``, as in the engine.
         shuffle: given the cards to reshuffle (R12), returns them as the new draw pile, bottom first.
     """
 
@@ -171,11 +171,14 @@ class ReferenceGame:
         e = self.ender
         if scores[e] > 0 and any(scores[p] <= scores[e] for p in range(P) if p != e):
             scores[e] *= 2  # R17
+        before = self.totals
         self.totals = [t + s for t, s in zip(self.totals, scores)]  # R18
         self.round_scores = scores
         rewards = [0.0] * P
         if self.reward == "score":
             rewards = [(sum(scores) - s) / (P - 1) - s for s in scores]
+        elif self.reward == "lead":
+            rewards = [self.lead(self.totals, p) - self.lead(before, p) for p in range(P)]
         game_over = self.rules.episode == "round" or max(self.totals) >= self.rules.end_score  # R19
         winners = [False] * P
         if game_over:
@@ -188,6 +191,11 @@ class ReferenceGame:
         else:
             self.next_round(scores)
         return Outcome(rewards, True, game_over, list(scores), list(self.totals), winners)
+
+    @staticmethod
+    def lead(totals: list[int], p: int) -> int:
+        """The lowest opponent total minus seat ``p``'s own (the ``"lead"`` reward's potential)."""
+        return min(t for q, t in enumerate(totals) if q != p) - totals[p]
 
     def next_round(self, scores: list[int]) -> None:
         """R7 and R19: pick the next starter and deal the next round."""

@@ -65,7 +65,7 @@ def test_invariants_hold_after_every_step_of_play(rules: Rules, seed: int, scrip
     Random subsets of a batch of 3 are stepped; finished games are re-dealt (auto-reset).
     """
     rng = np.random.default_rng(seed)
-    engine = SkyjoEngine(rules, 3, seed=seed, reward=str(rng.choice(["result", "score", "none"])))
+    engine = SkyjoEngine(rules, 3, seed=seed, reward=str(rng.choice(["result", "score", "lead", "none"])))
     if scripted:
         engine.deal_from(1, random_decks(rng, 2))
     check_invariants(engine)

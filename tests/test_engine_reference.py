@@ -149,7 +149,7 @@ def test_engine_matches_reference(players: int, column_rule: bool, at_final_reve
         episode=episode,
         end_score=(100, 300)[case // 2 % 2],  # 300: longer games, more rounds (R7, R18, R19)
     )
-    cross_check(rules, seed=case, reward=("result", "score", "none")[case % 3])
+    cross_check(rules, seed=case, reward=("result", "score", "lead", "none")[case % 4])
 
 
 @pytest.mark.parametrize(("players", "column_rule"), [(2, True), (3, False), (6, True)])

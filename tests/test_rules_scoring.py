@@ -177,6 +177,22 @@ def test_score_rewards_are_given_at_every_round_end() -> None:
     assert [r.rewards[0].tolist() for r in results] == [[-10.0, 10.0], [-10.0, 10.0]]
 
 
+def test_lead_rewards_are_the_change_in_lead_over_the_best_opponent() -> None:
+    """reward='lead' (R18): round scores [20, 15, 10] from totals 0 give leads of
+    min(15, 10) - 20, min(20, 10) - 15 and min(20, 15) - 10; not zero-sum."""
+    _, (result,) = play([[TEN_HIGH, FIFTEEN_LOW, TEN_LOW]], episode="round", reward="lead")
+    assert result.rewards[0].tolist() == [-10.0, -5.0, 5.0]
+
+
+def test_lead_rewards_of_a_game_add_up_to_its_final_lead() -> None:
+    """reward='lead' (R18..R20): two rounds of [20, 10] pay -10 / +10 each; the sum is the final lead."""
+    engine, results = play(STEADY[:2], end_score=40, reward="lead")
+    assert [r.rewards[0].tolist() for r in results] == [[-10.0, 10.0], [-10.0, 10.0]]
+    final = results[-1].totals[0]
+    assert results[-1].game_over[0] and final.tolist() == [40, 20]
+    assert sum(r.rewards[0] for r in results).tolist() == [20.0 - 40.0, 40.0 - 20.0]
+
+
 def test_no_rewards_in_mode_none() -> None:
     """reward='none': nothing is paid at round or game end."""
     _, (result,) = play([[TEN_HIGH, FIFTEEN_LOW, TEN_LOW]], episode="round", reward="none")

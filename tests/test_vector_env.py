@@ -137,7 +137,7 @@ def test_seats_are_random_per_game_or_fixed():
     assert_at_learner_turns(fixed, obs)
 
 
-@pytest.mark.parametrize("reward", ["result", "score"])
+@pytest.mark.parametrize("reward", ["result", "score", "lead"])
 def test_episode_returns_match_the_final_totals(reward):
     """Rewards over the learner's and the opponents' moves add up to the game's outcome."""
     P, end_score = 3, 40
@@ -154,6 +154,8 @@ def test_episode_returns_match_the_final_totals(reward):
             totals = np.rint(terminal[L["totals"]] * end_score)  # relative order: the learner first
             if reward == "score":
                 expected = totals[1:].mean() - totals[0]
+            elif reward == "lead":
+                expected = totals[1:].min() - totals[0]
             else:
                 win = totals == totals.min()
                 expected = 0.0 if win.all() else (1 / win.sum() if win[0] else -1 / (P - win.sum()))

@@ -12,6 +12,7 @@ import sys
 from typing import Callable, Sequence
 
 from skyjo_env.rules import NEXT_STARTERS, Rules
+from train.config import REWARDS
 
 
 def agent_name(text: str) -> str:
@@ -143,7 +144,7 @@ def add_train_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--players", type=_int_range(2, 8), default=None, help="seats per game, 2 to 8 (default 2)")
     parser.add_argument("--seed", type=int, default=None, help="seeds the games, the opponents and torch (default 0)")
     parser.add_argument("--out", default=None, metavar="DIR", help="output folder (default runs/ppo-<P>p)")
-    parser.add_argument("--reward", choices=("score", "result"), default=None, help="reward mode (default score)")
+    parser.add_argument("--reward", choices=REWARDS, default=None, help="reward mode (default score)")
     sb3 = parser.add_argument_group("sb3 backend")
     sb3.add_argument("--config", default=None, metavar="FILE", help="a JSON TrainConfig; options given here override it")
     sb3.add_argument("--total-timesteps", type=_int_range(1, None), default=None, metavar="N", help="learner steps to train")

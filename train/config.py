@@ -15,6 +15,8 @@ from agents.advice import check_advisor
 
 #: Opponent kinds a mixture may name: heuristic agent names, or "self" for the snapshot pool.
 SELF = "self"
+#: The reward modes a learner can train on (the engine's, less ``"none"``).
+REWARDS = ("score", "lead", "result")
 
 
 @dataclass
@@ -31,7 +33,8 @@ class TrainConfig:
         snapshot_every: learner steps between snapshots added to the self-play pool.
         pool_size: most recent snapshots kept in the pool.
         reward: environment reward mode, ``"score"`` (each round: opponents' mean round score
-            minus one's own) or ``"result"`` (winners share +1, losers -1, at game end).
+            minus one's own), ``"lead"`` (each round: the change in the lead over the best
+            opponent's game total) or ``"result"`` (winners share +1, losers -1, at game end).
         reward_scale: every reward is multiplied by this, to keep returns near unit scale.
         warm_start: a teacher agent name (e.g. ``"counting"``) or ``None``. Before PPO, the teacher
             plays ``warm_start_samples`` learner turns against copies of itself and the networks
@@ -101,8 +104,8 @@ class TrainConfig:
                 raise ValueError(f"{name}={getattr(self, name)!r} is not allowed; use a positive integer")
         if not self.opponents or any(w < 0 for w in self.opponents.values()) or sum(self.opponents.values()) <= 0:
             raise ValueError(f"opponents={self.opponents!r} must map opponent kinds to non-negative weights, not all 0")
-        if self.reward not in ("score", "result"):
-            raise ValueError(f"reward={self.reward!r} is not allowed; use 'score' or 'result'")
+        if self.reward not in REWARDS:
+            raise ValueError(f"reward={self.reward!r} is not allowed; use one of {REWARDS}")
         if self.shaping and self.reward != "score":
             raise ValueError("shaping=True needs reward='score' (it shapes the round-score lead)")
         check_advisor(self.advice)

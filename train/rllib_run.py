@@ -15,9 +15,9 @@ from typing import Any
 
 from skyjo_env.aec_env import raw_env
 from skyjo_env.rules import Rules
+from train.config import REWARDS
 
 SELF_PLAY_MODES = ("shared", "frozen")
-REWARDS = ("score", "result")
 #: Options that mean the same for every backend of ``skyjo train``: reused if the parser has them.
 SHARED_FLAGS = ("--players", "--seed", "--out", "--reward")
 
@@ -34,7 +34,7 @@ class RLlibRun:
         self_play: ``"shared"`` (one learning module on every seat) or ``"frozen"`` (the learning
             module on one seat per game, a frozen copy of it on the others).
         sync_every: iterations between copies of the learning module into the frozen one.
-        reward: environment reward mode, ``"score"`` (per round) or ``"result"`` (+1/-1 at game end).
+        reward: environment reward mode, ``"score"`` or ``"lead"`` (per round) or ``"result"`` (+1/-1 at game end).
         rules: further rule options of the environment (``Rules`` fields but ``num_players``).
         train_batch_size: environment steps per training batch (all seats together).
         minibatch_size, num_epochs, lr, gamma, gae_lambda, clip_param, entropy_coeff: PPO settings.
