@@ -186,7 +186,7 @@ def test_lead_rewards_are_the_change_in_lead_over_the_best_opponent() -> None:
 
 def test_lead_rewards_of_a_game_add_up_to_its_final_lead() -> None:
     """reward='lead' (R18..R20): two rounds of [20, 10] pay -10 / +10 each; the sum is the final lead."""
-    engine, results = play(STEADY[:2], end_score=40, reward="lead")
+    _, results = play(STEADY[:2], end_score=40, reward="lead")
     assert [r.rewards[0].tolist() for r in results] == [[-10.0, 10.0], [-10.0, 10.0]]
     final = results[-1].totals[0]
     assert results[-1].game_over[0] and final.tolist() == [40, 20]
