@@ -83,6 +83,7 @@ def test_parser_has_one_function_per_subcommand():
          {"warm_start": "threshold", "warm_start_samples": 5000, "warm_start_epochs": 2, "out_dir": "runs/ppo-3p"}),
         (["--reward", "lead", "--num-envs", "512", "--n-steps", "64", "--batch-size", "4096"],
          {"reward": "lead", "num_envs": 512, "n_steps": 64, "batch_size": 4096}),
+        (["--reward", "result", "--reward-scale", "1"], {"reward": "result", "reward_scale": 1.0}),
     ],
 )  # fmt: skip
 def test_train_options_make_the_config(argv, expected):

@@ -152,6 +152,8 @@ def add_train_parser(subparsers: argparse._SubParsersAction) -> None:
     sb3.add_argument("--opponents", nargs="+", type=_opponent_weights, default=None, metavar="NAME[=W]",
                      help="opponent mixture, e.g. counting=0.4 threshold=0.2 self=0.4 ('self': earlier snapshots)")  # fmt: skip
     sb3.add_argument("--learning-rate", type=float, default=None, metavar="LR")
+    sb3.add_argument("--reward-scale", type=float, default=None, metavar="X",
+                     help="multiply every reward by X (default 0.1; 1 suits --reward result)")  # fmt: skip
     sb3.add_argument("--n-steps", type=_int_range(1, None), default=None, metavar="N", help="steps per game per rollout")
     sb3.add_argument("--batch-size", type=_int_range(1, None), default=None, metavar="N", help="minibatch size of PPO updates")
     sb3.add_argument("--net-arch", type=_int_range(1, None), nargs="+", default=None, metavar="UNITS", help="hidden layer sizes")
@@ -187,8 +189,8 @@ def train_config_from_args(args: argparse.Namespace):
         base = {}
     flags = {
         "players": args.players, "seed": args.seed, "reward": args.reward, "total_timesteps": args.total_timesteps,
-        "num_envs": args.num_envs, "learning_rate": args.learning_rate, "n_steps": args.n_steps,
-        "batch_size": args.batch_size, "net_arch": args.net_arch,
+        "num_envs": args.num_envs, "learning_rate": args.learning_rate, "reward_scale": args.reward_scale,
+        "n_steps": args.n_steps, "batch_size": args.batch_size, "net_arch": args.net_arch,
         "eval_every": args.eval_every, "eval_games": args.eval_games, "time_limit_minutes": args.time_limit_minutes,
         "opponents": dict(args.opponents) if args.opponents else None,
         "warm_start_samples": args.warm_start_samples, "warm_start_epochs": args.warm_start_epochs,

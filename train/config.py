@@ -102,6 +102,14 @@ class TrainConfig:
                      "warm_start_samples", "warm_start_epochs"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name}={getattr(self, name)!r} is not allowed; use a positive integer")
+        for name in ("reward_scale", "learning_rate", "clip_range", "max_grad_norm"):
+            if not getattr(self, name) > 0:
+                raise ValueError(f"{name}={getattr(self, name)!r} is not allowed; use a positive number")
+        for name in ("ent_coef", "vf_coef"):
+            if not getattr(self, name) >= 0:
+                raise ValueError(f"{name}={getattr(self, name)!r} is not allowed; use a number >= 0")
+        if not (0 < self.gamma <= 1 and 0 <= self.gae_lambda <= 1):
+            raise ValueError(f"gamma={self.gamma!r}, gae_lambda={self.gae_lambda!r}: use 0 < gamma <= 1 and 0 <= gae_lambda <= 1")
         if not self.opponents or any(w < 0 for w in self.opponents.values()) or sum(self.opponents.values()) <= 0:
             raise ValueError(f"opponents={self.opponents!r} must map opponent kinds to non-negative weights, not all 0")
         if self.reward not in REWARDS:
