@@ -4,7 +4,7 @@ An *advised* agent's network reads the observation followed by :data:`ADVICE_SIZ
 computed from it and the action mask, both public, so the advice leaks nothing. For each of the
 26 actions:
 
-* its *regret*: how many points worse the counting heuristic (:mod:`agents.counting`) expects it
+* its *regret*: how many points worse the counting heuristic (:mod:`skyjo_env.agents.counting`) expects it
   to be than that heuristic's best legal action, clipped to ``[0, CAP]`` and scaled to ``[0, 1]``
   (an illegal action reads 1);
 * a one-hot of the action the heuristic would play.
@@ -19,7 +19,7 @@ import functools
 
 import numpy as np
 
-from agents.counting import CountingPolicy
+from skyjo_env.agents.counting import CountingPolicy
 from skyjo_env.actions import NUM_ACTIONS
 
 #: The heuristics an agent may take advice from.

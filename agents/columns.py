@@ -1,4 +1,4 @@
-"""Expected column costs of one player's grid, for the counting player (:mod:`agents.counting`).
+"""Expected column costs of one player's grid, for the counting player (:mod:`skyjo_env.agents.counting`).
 
 For every slot k the model gives ``cost(k, x)``, the expected final cost of k's column if k held
 value x face up while the other two slots stay as they are:
@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from agents.view import VALUES, weighted_sum
+from skyjo_env.agents.view import VALUES, weighted_sum
 from skyjo_env.cards import COLS, MIN_VALUE, NUM_VALUES, SLOTS
 
 #: Column of every slot.

@@ -1,7 +1,7 @@
 """The counting player: expected-value play from public card counting.
 
 Every option is scored by the change it makes to the expected score of the player's own grid,
-column by column (:mod:`agents.columns`), and the cheapest legal one is played:
+column by column (:mod:`skyjo_env.agents.columns`), and the cheapest legal one is played:
 
 * A face-down card is worth ``mu``, the mean of the cards the player has not seen (the ``unseen``
   counts of the observation). Drawing is worth the expectation, over the unseen cards, of the best
@@ -29,8 +29,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from agents.columns import ColumnModel
-from agents.view import CHOOSE, SETUP, VALUES, ObservationView, argmin_legal, decode, weighted_sum
+from skyjo_env.agents.columns import ColumnModel
+from skyjo_env.agents.view import CHOOSE, SETUP, VALUES, ObservationView, argmin_legal, decode, weighted_sum
 from skyjo_env.actions import DRAW, FLIP, NUM_ACTIONS, REPLACE, TAKE
 from skyjo_env.cards import COLS, MIN_VALUE, SLOTS
 

@@ -2,7 +2,7 @@
 
 The network is a multilayer perceptron ``obs -> hidden layers -> 26 logits``; illegal actions are
 masked out and the best legal action is played (or one is sampled, with ``greedy=False``). An
-*advised* network reads a heuristic's advice after the observation (:mod:`agents.advice`).
+*advised* network reads a heuristic's advice after the observation (:mod:`skyjo_env.agents.advice`).
 Weights and metadata live in one ``.npz`` file, so shipped agents load with numpy alone.
 """
 
@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.advice import ADVICE_SIZE, check_advisor, with_advice
+from skyjo_env.agents.advice import ADVICE_SIZE, check_advisor, with_advice
 from skyjo_env.actions import NUM_ACTIONS
 
 ACTIVATIONS = {
@@ -36,7 +36,7 @@ class MLPPolicy:
         metadata: free-form facts about the agent (players, training steps, ...).
         seed: seeds sampling when ``greedy`` is False.
         advice: ``None``, or the heuristic whose advice the network reads after the observation
-            (:data:`agents.advice.ADVISORS`).
+            (:data:`skyjo_env.agents.advice.ADVISORS`).
     """
 
     def __init__(

@@ -1,17 +1,17 @@
 """Pretrained PPO agents shipped inside the package, loadable by name.
 
 ``agents.load("ppo-2p")`` returns the 2-player agent as a batched policy; :func:`available`
-lists the shipped names. Each agent is one ``.npz`` file in ``agents/pretrained/`` (see
-:class:`~agents.mlp_policy.MLPPolicy`), with its training facts in its metadata.
+lists the shipped names. Each agent is one ``.npz`` file in ``agents/weights/`` (see
+:class:`~skyjo_env.agents.mlp_policy.MLPPolicy`), with its training facts in its metadata.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from agents.mlp_policy import MLPPolicy
+from skyjo_env.agents.mlp_policy import MLPPolicy
 
-FOLDER = Path(__file__).parent / "pretrained"
+FOLDER = Path(__file__).parent / "weights"
 
 
 def available() -> list[str]:

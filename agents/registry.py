@@ -1,7 +1,7 @@
 """Agent names -> constructors, so tournaments and the CLI can build agents by name.
 
 Built-in names are ``random``, ``threshold``, ``counting`` and the shipped PPO agents
-(``agents/pretrained/*.npz``, e.g. ``ppo-2p``). Other modules add theirs with
+(``agents/weights/*.npz``, e.g. ``ppo-2p``). Other modules add theirs with
 :func:`register` (for example trained PPO agents).
 """
 
@@ -11,11 +11,11 @@ import functools
 import inspect
 from typing import Callable
 
-from agents import pretrained
-from agents.base import Policy
-from agents.counting import CountingPolicy
-from agents.random_agent import RandomPolicy
-from agents.threshold import ThresholdPolicy
+from skyjo_env.agents import pretrained
+from skyjo_env.agents.base import Policy
+from skyjo_env.agents.counting import CountingPolicy
+from skyjo_env.random_policy import RandomPolicy
+from skyjo_env.agents.threshold import ThresholdPolicy
 
 _FACTORIES: dict[str, Callable[..., Policy]] = {}
 

@@ -1,6 +1,6 @@
-"""An RLlib checkpoint as a batched :class:`~agents.base.Policy`, to play in tournaments.
+"""An RLlib checkpoint as a batched :class:`~skyjo_env.agents.base.Policy`, to play in tournaments.
 
-Loads the RLModule that :mod:`train.rllib_ppo` trained (``RLModule.from_checkpoint``) and plays
+Loads the RLModule that :mod:`skyjo_env.train.rllib_ppo` trained (``RLModule.from_checkpoint``) and plays
 it with torch in batch: one forward pass over all N observations, then the best legal action
 (masked argmax), or a sample from the masked softmax with ``greedy=False``. Needs the
 ``distributed`` extra (``ray[rllib]``). A checkpoint holds pickles: load only trusted ones.
@@ -15,7 +15,7 @@ import torch
 from ray.rllib.core.columns import Columns
 from ray.rllib.core.rl_module.rl_module import RLModule
 
-from train.rllib_module import MAIN
+from skyjo_env.train.rllib_module import MAIN
 
 #: Where an Algorithm checkpoint keeps its RLModules, one folder per module id.
 MODULES_DIR = Path("learner_group") / "learner" / "rl_module"
@@ -27,7 +27,7 @@ def module_path(checkpoint: str | Path, module_id: str = MAIN) -> Path:
     """The RLModule folder of ``module_id`` for ``checkpoint``.
 
     ``checkpoint`` may be an RLModule checkpoint itself, an Algorithm checkpoint
-    (``Algorithm.save_to_path``) or a :mod:`train.rllib_ppo` output folder (holding
+    (``Algorithm.save_to_path``) or a :mod:`skyjo_env.train.rllib_ppo` output folder (holding
     ``checkpoint/``). Raises ``FileNotFoundError`` saying what was looked for.
     """
     path = Path(checkpoint)
@@ -45,7 +45,7 @@ def module_path(checkpoint: str | Path, module_id: str = MAIN) -> Path:
         return path
     raise FileNotFoundError(
         f"{str(path)!r} is not an RLlib checkpoint: expected an RLModule checkpoint, an Algorithm "
-        f"checkpoint with {MODULES_DIR}/<module>, or a train.rllib_ppo output folder with checkpoint/"
+        f"checkpoint with {MODULES_DIR}/<module>, or a skyjo_env.train.rllib_ppo output folder with checkpoint/"
     )
 
 

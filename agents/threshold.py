@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from agents.view import SETUP, TAKEN, argmin_legal, decode
+from skyjo_env.agents.view import SETUP, TAKEN, argmin_legal, decode
 from skyjo_env.actions import DRAW, FLIP, NUM_ACTIONS, REPLACE, TAKE
 from skyjo_env.cards import SLOTS
 

@@ -1,6 +1,6 @@
 """Sampled environment steps per second of the RLlib backend with 1 and 2 EnvRunners.
 
-Builds the PPO algorithm of :mod:`train.rllib_ppo` on a local Ray and times
+Builds the PPO algorithm of :mod:`skyjo_env.train.rllib_ppo` on a local Ray and times
 ``env_runner_group.sample()`` rounds (no learning): each round every EnvRunner steps its
 environments, computing actions with the masked RLModule, until it has its share of the batch.
 Steps count every seat's actions. Needs the ``distributed`` extra.
@@ -16,8 +16,8 @@ import time
 import ray
 from ray.tune.registry import register_env
 
-from train.rllib_ppo import ENV_NAME, build_config, make_env
-from train.rllib_run import RLlibRun
+from skyjo_env.train.rllib_ppo import ENV_NAME, build_config, make_env
+from skyjo_env.train.rllib_run import RLlibRun
 
 
 def steps_per_second(players: int, runners: int, envs_per_runner: int, batch: int, seconds: float) -> tuple[float, int]:

@@ -63,7 +63,7 @@ QUICKSTART = [
     import numpy as np
     from IPython.display import Markdown, display
 
-    import agents
+    from skyjo_env import agents
     import skyjo_env
     from skyjo_env import Rules, SkyjoEngine
     from skyjo_env.actions import action_name
@@ -71,8 +71,8 @@ QUICKSTART = [
     from skyjo_env.engine import OVER, PHASE_NAMES
     from skyjo_env.observation import layout, observe, size
     from skyjo_env.render import render_rgb, render_text
-    from train.report import markdown_table
-    from train.tournament import run_tournament
+    from skyjo_env.train.report import markdown_table
+    from skyjo_env.train.tournament import run_tournament
 
     %BUDGET%
     BATCH_GAMES = 64 if SMALL else 2000  # games played at once with the raw engine
@@ -280,7 +280,7 @@ QUICKSTART = [
     md("""
     ## 6. A tournament
 
-    `train.tournament.run_tournament` does the same for any list of agents, rotating them through
+    `skyjo_env.train.tournament.run_tournament` does the same for any list of agents, rotating them through
     the seats so no one profits from a seat. It reports each agent's win rate with a 95% interval,
     its round scores and a rating (OpenSkill).
     """),
@@ -400,7 +400,7 @@ TRAINING = [
     md("""
     # Training a PPO agent
 
-    `train.ppo.train` trains sb3-contrib's `MaskablePPO` on `SkyjoVecEnv`, a stable-baselines3
+    `skyjo_env.train.ppo.train` trains sb3-contrib's `MaskablePPO` on `SkyjoVecEnv`, a stable-baselines3
     vector environment that steps hundreds of games in one engine. Each game seats the learner at
     a random seat against opponents drawn from a mixture: the heuristics and frozen snapshots of
     the learner itself (self-play). During training it measures the learner's win rate against each
@@ -423,13 +423,13 @@ TRAINING = [
     from IPython.display import Markdown, display
     from matplotlib.ticker import EngFormatter
 
-    import agents
-    from agents import pretrained
-    from agents.mlp_policy import MLPPolicy
-    from train.config import TrainConfig
-    from train.ppo import train
-    from train.report import markdown_table
-    from train.tournament import run_tournament
+    from skyjo_env import agents
+    from skyjo_env.agents import pretrained
+    from skyjo_env.agents.mlp_policy import MLPPolicy
+    from skyjo_env.train.config import TrainConfig
+    from skyjo_env.train.ppo import train
+    from skyjo_env.train.report import markdown_table
+    from skyjo_env.train.tournament import run_tournament
 
     %BUDGET%
     """),
@@ -593,8 +593,8 @@ TRAINING = [
     md("""
     ## 6. The shipped agent
 
-    The package ships agents trained for much longer; `agents.pretrained.available()` lists them
-    and `agents.pretrained.load(name)` loads one. If the two-player agent is there, we compare
+    The package ships agents trained for much longer; `skyjo_env.agents.pretrained.available()` lists them
+    and `skyjo_env.agents.pretrained.load(name)` loads one. If the two-player agent is there, we compare
     it with the agent trained above and with the heuristics.
     """),
     code("""
@@ -609,7 +609,7 @@ TRAINING = [
         plot_win_rates(compared, ["tab:purple", "tab:green", "tab:orange", "tab:blue"],
                        f"Shipped agent vs this notebook's agent: {compared.games} games", width=9)
     else:
-        print(f"No shipped agent {shipped_name!r} in this installation (agents/pretrained/ has none yet): "
+        print(f"No shipped agent {shipped_name!r} in this installation (agents/weights/ has none yet): "
               "skipping the comparison.")
     """),
 ]
@@ -639,13 +639,13 @@ STRATEGY = [
     import matplotlib.pyplot as plt
     import numpy as np
 
-    import agents
-    from agents import pretrained
+    from skyjo_env import agents
+    from skyjo_env.agents import pretrained
     from skyjo_env import Rules, SkyjoEngine
     from skyjo_env.cards import COUNTS, DECK, VALUES
     from skyjo_env.engine import OVER
     from skyjo_env.observation import observe
-    from train.tournament import run_tournament
+    from skyjo_env.train.tournament import run_tournament
 
     %BUDGET%
     ROUNDS = 100 if SMALL else 6_000  # single rounds simulated per configuration

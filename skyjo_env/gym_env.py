@@ -24,7 +24,7 @@ no auto-reset; the engine holds every rule.
 Options: every :class:`~skyjo_env.rules.Rules` field (``num_players``, ``column_rule``, ...), plus
 ``seat`` (the learner's seat, or ``None``: drawn at random at each reset), ``opponents`` (one
 policy for all opponent seats or one per seat, clockwise after the learner; default
-:class:`agents.random_agent.RandomPolicy`, seeded by ``reset(seed=...)``), ``reward``,
+:class:`skyjo_env.random_policy.RandomPolicy`, seeded by ``reset(seed=...)``), ``reward``,
 ``illegal_action`` (``"lose"`` or ``"raise"``), ``max_steps`` and ``render_mode`` (``"human"``,
 ``"ansi"``, ``"rgb_array"``, from the learner's view).
 """
@@ -37,7 +37,7 @@ from typing import Any
 import gymnasium
 import numpy as np
 
-from agents.random_agent import RandomPolicy
+from skyjo_env.random_policy import RandomPolicy
 from skyjo_env import render
 from skyjo_env.actions import NUM_ACTIONS
 from skyjo_env.arguments import check_max_steps, check_render_mode, checked_action, rules_from

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from agents.random_agent import RandomPolicy
+from skyjo_env.random_policy import RandomPolicy
 from skyjo_env import render
 from skyjo_env.actions import NUM_ACTIONS, action_name
 from skyjo_env.arguments import check_max_steps

@@ -1,6 +1,6 @@
 """Opponents of a learner: batched policies ``policy(observations, action_masks) -> actions``.
 
-Any callable with that signature plays (see :class:`agents.base.Policy`): it gets the ``(n, obs)``
+Any callable with that signature plays (see :class:`skyjo_env.agents.base.Policy`): it gets the ``(n, obs)``
 float32 observations of the seats it plays and their ``(n, 26)`` boolean legal-action masks, and
 returns ``n`` legal action ids. A policy that never reads its observations may say so with an
 attribute ``observes = False``: it then gets an empty ``(n, 0)`` array, and the environment skips

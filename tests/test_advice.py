@@ -7,9 +7,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import agents
-from agents.advice import ADVICE_SIZE, CAP, advice, with_advice
-from agents.mlp_policy import MLPPolicy
+from skyjo_env import agents
+from skyjo_env.agents.advice import ADVICE_SIZE, CAP, advice, with_advice
+from skyjo_env.agents.mlp_policy import MLPPolicy
 from skyjo_env import Rules, SkyjoEngine
 from skyjo_env.actions import NUM_ACTIONS
 from skyjo_env.observation import observe, size
@@ -95,7 +95,7 @@ def test_an_advised_network_without_room_for_the_advice_is_refused() -> None:
 def test_the_advised_vector_env_appends_advice_to_every_observation() -> None:
     pytest.importorskip("stable_baselines3")
     from skyjo_env.vector_env import SkyjoVecEnv
-    from train.advised_env import AdvisedVecEnv
+    from skyjo_env.train.advised_env import AdvisedVecEnv
 
     inner = SkyjoVecEnv(16, Rules(num_players=2), opponents=agents.make("counting"), seed=2)
     env = AdvisedVecEnv(inner, "counting")

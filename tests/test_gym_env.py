@@ -12,7 +12,7 @@ from gymnasium.utils.env_checker import check_env
 from stable_baselines3.common.env_checker import check_env as sb3_check_env
 
 import skyjo_env
-from agents.random_agent import RandomPolicy
+from skyjo_env.random_policy import RandomPolicy
 from skyjo_env import Rules
 from skyjo_env.gym_env import SkyjoEnv
 from skyjo_env.observation import layout, observe

@@ -8,7 +8,7 @@ import pytest
 from gymnasium.vector import AutoresetMode, SyncVectorEnv
 from gymnasium.wrappers.vector import RecordEpisodeStatistics
 
-import agents
+from skyjo_env import agents
 import skyjo_env  # noqa: F401  (registers the ids)
 from skyjo_env import Rules
 from skyjo_env.engine import OVER

@@ -12,9 +12,9 @@ pytest.importorskip("sb3_contrib")
 
 import agents  # noqa: E402
 from skyjo_env.rules import Rules  # noqa: E402
-from train.config import TrainConfig  # noqa: E402
-from train.imitation import agreement, clone, collect  # noqa: E402
-from train.ppo import Run  # noqa: E402
+from skyjo_env.train.config import TrainConfig  # noqa: E402
+from skyjo_env.train.imitation import agreement, clone, collect  # noqa: E402
+from skyjo_env.train.ppo import Run  # noqa: E402
 
 
 @pytest.fixture(scope="module")

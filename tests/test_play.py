@@ -6,9 +6,9 @@ import itertools
 
 import pytest
 
-import agents
-from train.cli import main
-from train.play import play
+from skyjo_env import agents
+from skyjo_env.train.cli import main
+from skyjo_env.train.play import play
 
 
 def scripted(moves):

@@ -20,13 +20,13 @@ import ray  # noqa: E402
 import torch  # noqa: E402
 from ray.rllib.core.columns import Columns  # noqa: E402
 
-from agents.random_agent import RandomPolicy  # noqa: E402
-from agents.rllib_agent import RLlibPolicy, module_path  # noqa: E402
+from skyjo_env.random_policy import RandomPolicy  # noqa: E402
+from skyjo_env.agents.rllib_agent import RLlibPolicy, module_path  # noqa: E402
 from skyjo_env.actions import NUM_ACTIONS  # noqa: E402
 from skyjo_env.aec_env import raw_env  # noqa: E402
-from train import rllib_ppo  # noqa: E402
-from train.rllib_module import MAIN, MASKED_LOGIT, MaskedActorCritic  # noqa: E402
-from train.tournament import run_tournament  # noqa: E402
+from skyjo_env.train import rllib_ppo  # noqa: E402
+from skyjo_env.train.rllib_module import MAIN, MASKED_LOGIT, MaskedActorCritic  # noqa: E402
+from skyjo_env.train.tournament import run_tournament  # noqa: E402
 
 pytestmark = pytest.mark.timeout(300)
 

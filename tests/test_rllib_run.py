@@ -1,4 +1,4 @@
-"""Settings and options of the RLlib backend (:mod:`train.rllib_run`): no Ray needed."""
+"""Settings and options of the RLlib backend (:mod:`skyjo_env.train.rllib_run`): no Ray needed."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import importlib.util
 
 import pytest
 
-from train.rllib_run import RLlibRun, add_rllib_arguments, parse_rules, run_from_args, run_rllib
+from skyjo_env.train.rllib_run import RLlibRun, add_rllib_arguments, parse_rules, run_from_args, run_rllib
 
 
 def test_options_join_a_parser_that_has_the_shared_ones():

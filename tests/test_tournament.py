@@ -10,12 +10,12 @@ from itertools import combinations
 import numpy as np
 import pytest
 
-import agents
+from skyjo_env import agents
 from skyjo_env import Rules
 from skyjo_env.actions import FLIP, REPLACE, TAKE
-from train.report import CSV_FIELDS, markdown_table, save
-from train.stats import mean_interval, wilson_interval
-from train.tournament import labels, lineups, run_tournament
+from skyjo_env.train.report import CSV_FIELDS, markdown_table, save
+from skyjo_env.train.stats import mean_interval, wilson_interval
+from skyjo_env.train.tournament import labels, lineups, run_tournament
 
 
 @pytest.mark.parametrize("num_agents", [1, 2, 3, 5, 8])

@@ -11,13 +11,13 @@ import pytest
 pytest.importorskip("sb3_contrib")
 
 import agents  # noqa: E402
-from agents.mlp_policy import MLPPolicy  # noqa: E402
-from agents.pretrained import available, load  # noqa: E402
+from skyjo_env.agents.mlp_policy import MLPPolicy  # noqa: E402
+from skyjo_env.agents.pretrained import available, load  # noqa: E402
 from skyjo_env.actions import NUM_ACTIONS  # noqa: E402
 from skyjo_env.observation import size  # noqa: E402
-from train.config import TrainConfig  # noqa: E402
-from train.ppo import Run, evaluate, learner_policy, train  # noqa: E402
-from train.tournament import run_tournament  # noqa: E402
+from skyjo_env.train.config import TrainConfig  # noqa: E402
+from skyjo_env.train.ppo import Run, evaluate, learner_policy, train  # noqa: E402
+from skyjo_env.train.tournament import run_tournament  # noqa: E402
 
 
 def small_config(out: Path, **overrides) -> TrainConfig:
@@ -181,7 +181,7 @@ def test_expected_lead_counts_face_up_cards_and_prices_face_down_ones() -> None:
     from skyjo_env import Rules, SkyjoEngine
     from skyjo_env.cards import DECK, VALUES
     from skyjo_env.observation import observe
-    from train.shaping import expected_lead
+    from skyjo_env.train.shaping import expected_lead
 
     engine = SkyjoEngine(Rules(), 1, seed=0)
     engine.deal_from(0, [DECK[::-1]])  # seat 0 is dealt ten 12s then two 11s, seat 1 eight 11s then four 10s
@@ -197,7 +197,7 @@ def test_expected_lead_counts_face_up_cards_and_prices_face_down_ones() -> None:
 def test_shaping_terms_telescope_over_a_game() -> None:
     from skyjo_env.sampling import sample_mask
     from skyjo_env.vector_env import SkyjoVecEnv
-    from train.shaping import ShapedReward, expected_lead
+    from skyjo_env.train.shaping import ShapedReward, expected_lead
 
     plain = SkyjoVecEnv(1, reward="score", reward_scale=0.1, seed=4)
     shaped = ShapedReward(SkyjoVecEnv(1, reward="score", reward_scale=0.1, seed=4), players=2, gamma=1.0, scale=0.1)

@@ -10,7 +10,7 @@ from sb3_contrib.common.maskable.utils import get_action_masks, is_masking_suppo
 from stable_baselines3.common.logger import configure
 from stable_baselines3.common.vec_env import VecEnv, VecMonitor
 
-from agents.random_agent import RandomPolicy
+from skyjo_env.random_policy import RandomPolicy
 from skyjo_env import Rules
 from skyjo_env.engine import OVER
 from skyjo_env.observation import layout, observe

@@ -1,8 +1,8 @@
 """A vector env whose observations carry a heuristic's advice, for training advised agents.
 
-:class:`AdvisedVecEnv` appends :func:`agents.advice.advice` to every observation of a Skyjo vector
+:class:`AdvisedVecEnv` appends :func:`skyjo_env.agents.advice.advice` to every observation of a Skyjo vector
 env (terminal observations included), so the learner's network reads what an advised
-:class:`~agents.mlp_policy.MLPPolicy` reads when it plays.
+:class:`~skyjo_env.agents.mlp_policy.MLPPolicy` reads when it plays.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import numpy as np
 from gymnasium import spaces
 from stable_baselines3.common.vec_env import VecEnv, VecEnvWrapper
 
-from agents.advice import ADVICE_SIZE, check_advisor, with_advice
+from skyjo_env.agents.advice import ADVICE_SIZE, check_advisor, with_advice
 
 
 class AdvisedVecEnv(VecEnvWrapper):

@@ -12,13 +12,12 @@ import sys
 from typing import Callable, Sequence
 
 from skyjo_env.rules import NEXT_STARTERS, Rules
-from train.config import REWARDS
+from skyjo_env.train.config import REWARDS
 
 
 def agent_name(text: str) -> str:
     """argparse type: a registered agent name (the error lists the known ones)."""
-    import agents
-
+    from skyjo_env import agents
     if text not in agents.names():
         raise argparse.ArgumentTypeError(f"unknown agent {text!r}; choose from: {', '.join(agents.names())}")
     return text
@@ -92,9 +91,9 @@ def add_tournament_parser(subparsers: argparse._SubParsersAction) -> None:
 
 def tournament(args: argparse.Namespace) -> int:
     """Run the ``tournament`` subcommand."""
-    import agents
-    from train.report import print_table, save
-    from train.tournament import run_tournament
+    from skyjo_env import agents
+    from skyjo_env.train.report import print_table, save
+    from skyjo_env.train.tournament import run_tournament
 
     pool = [agents.make(name, seed=args.seed + i) for i, name in enumerate(args.agents)]
     result = run_tournament(
@@ -114,8 +113,8 @@ def tournament(args: argparse.Namespace) -> int:
 
 def _opponent_weights(text: str) -> tuple[str, float]:
     """argparse type: ``NAME`` or ``NAME=WEIGHT`` (NAME an agent name or ``self``)."""
-    import agents
-    from train.config import SELF
+    from skyjo_env import agents
+    from skyjo_env.train.config import SELF
 
     name, _, weight = text.partition("=")
     if name != SELF and name not in agents.names():
@@ -130,7 +129,7 @@ def _opponent_weights(text: str) -> tuple[str, float]:
 
 
 def add_train_parser(subparsers: argparse._SubParsersAction) -> None:
-    from train.rllib_run import add_rllib_arguments
+    from skyjo_env.train.rllib_run import add_rllib_arguments
 
     parser = subparsers.add_parser(
         "train",
@@ -178,8 +177,8 @@ def add_train_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def train_config_from_args(args: argparse.Namespace):
-    """The :class:`~train.config.TrainConfig` of ``skyjo train`` options (file, then flags)."""
-    from train.config import TrainConfig
+    """The :class:`~skyjo_env.train.config.TrainConfig` of ``skyjo train`` options (file, then flags)."""
+    from skyjo_env.train.config import TrainConfig
 
     if args.resume:
         base = TrainConfig.load(f"{args.resume}/checkpoint/config.json").to_dict()
@@ -212,7 +211,7 @@ def train_config_from_args(args: argparse.Namespace):
 def train(args: argparse.Namespace) -> int:
     """Run the ``train`` subcommand."""
     if args.backend == "rllib":
-        from train.rllib_run import run_rllib
+        from skyjo_env.train.rllib_run import run_rllib
 
         args.players = args.players or 2
         args.seed = 0 if args.seed is None else args.seed
@@ -224,8 +223,8 @@ def train(args: argparse.Namespace) -> int:
             print(f"skyjo train: {exc}", file=sys.stderr)
             return 2
         return 0
-    from train.ppo import train as train_ppo
-    from train.report import print_table
+    from skyjo_env.train.ppo import train as train_ppo
+    from skyjo_env.train.report import print_table
 
     try:
         config = train_config_from_args(args)
@@ -240,8 +239,7 @@ def train(args: argparse.Namespace) -> int:
 
 
 def add_play_parser(subparsers: argparse._SubParsersAction) -> None:
-    import agents
-
+    from skyjo_env import agents
     default = "ppo-2p" if "ppo-2p" in agents.names() else "counting"
     parser = subparsers.add_parser(
         "play",
@@ -258,8 +256,8 @@ def add_play_parser(subparsers: argparse._SubParsersAction) -> None:
 
 def play(args: argparse.Namespace) -> int:
     """Run the ``play`` subcommand."""
-    import agents
-    from train.play import play as play_game
+    from skyjo_env import agents
+    from skyjo_env.train.play import play as play_game
 
     players = len(args.opponents) + 1
     if players > 8:

@@ -11,7 +11,7 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from agents.advice import check_advisor
+from skyjo_env.agents.advice import check_advisor
 
 #: Opponent kinds a mixture may name: heuristic agent names, or "self" for the snapshot pool.
 SELF = "self"
@@ -39,12 +39,12 @@ class TrainConfig:
         warm_start: a teacher agent name (e.g. ``"counting"``) or ``None``. Before PPO, the teacher
             plays ``warm_start_samples`` learner turns against copies of itself and the networks
             are fitted to its actions and returns for ``warm_start_epochs`` epochs
-            (:mod:`train.imitation`); PPO then improves on it.
+            (:mod:`skyjo_env.train.imitation`); PPO then improves on it.
         warm_start_samples, warm_start_epochs: size of that behaviour-cloning phase.
         advice: ``None``, or a heuristic (``"counting"``) whose per-action advice the networks read
-            after the observation (:mod:`agents.advice`): PPO then learns where to depart from it.
+            after the observation (:mod:`skyjo_env.agents.advice`): PPO then learns where to depart from it.
         shaping: add potential-based shaping from the expected round-score lead (see
-            :mod:`train.shaping`; ``"score"`` reward only), which pays moves when they are made.
+            :mod:`skyjo_env.train.shaping`; ``"score"`` reward only), which pays moves when they are made.
         learning_rate, n_steps, batch_size, n_epochs, gamma, gae_lambda, clip_range, ent_coef,
         vf_coef, max_grad_norm: PPO hyper-parameters (n_steps per env per rollout).
         net_arch: hidden layer sizes of the policy and value networks.
@@ -118,8 +118,7 @@ class TrainConfig:
             raise ValueError("shaping=True needs reward='score' (it shapes the round-score lead)")
         check_advisor(self.advice)
         if self.warm_start is not None:
-            import agents
-
+            from skyjo_env import agents
             if self.warm_start not in agents.names():
                 raise ValueError(f"warm_start={self.warm_start!r} is not an agent; use None or one of {agents.names()}")
         if self.activation not in ("tanh", "relu"):

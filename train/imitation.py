@@ -19,8 +19,8 @@ import numpy as np
 import torch
 from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 
-from agents.advice import ADVICE_SIZE, with_advice
-from agents.base import Policy
+from skyjo_env.agents.advice import ADVICE_SIZE, with_advice
+from skyjo_env.agents.base import Policy
 from skyjo_env.rules import Rules
 from skyjo_env.vector_env import SkyjoVecEnv
 
@@ -54,7 +54,7 @@ def collect(
 
     ``num_envs`` games are played side by side for ``samples // num_envs`` turns each; by default
     ``samples // 500`` games (1 to 1024), so that most of the window lies in finished games.
-    With ``advice``, the recorded observations carry that heuristic's advice (:mod:`agents.advice`).
+    With ``advice``, the recorded observations carry that heuristic's advice (:mod:`skyjo_env.agents.advice`).
     """
     if num_envs is None:
         num_envs = min(1024, max(1, samples // 500))

@@ -11,7 +11,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from agents.base import Policy
+from skyjo_env.agents.base import Policy
 from skyjo_env.actions import action_name, parse_action
 from skyjo_env.engine import OVER, SkyjoEngine
 from skyjo_env.observation import observe

@@ -1,7 +1,7 @@
 """Train a MaskablePPO agent on the batched vector env against heuristics and its own snapshots.
 
 Read top to bottom, CleanRL-style: build the opponent mixture and the vector env, build (or
-resume) the model, warm-start a new one from a teacher heuristic (:mod:`train.imitation`), then
+resume) the model, warm-start a new one from a teacher heuristic (:mod:`skyjo_env.train.imitation`), then
 learn with three callbacks — self-play snapshots, evaluation against
 each heuristic (win rate in TensorBoard and ``eval.jsonl``) and checkpoints — and finally export
 the actor as a numpy policy (``agent.npz``) and measure it in a tournament.
@@ -21,16 +21,16 @@ from sb3_contrib import MaskablePPO
 from threadpoolctl import threadpool_limits
 from stable_baselines3.common.callbacks import BaseCallback, CallbackList
 
-import agents
-from agents.mlp_policy import MLPPolicy
+from skyjo_env import agents
+from skyjo_env.agents.mlp_policy import MLPPolicy
 from skyjo_env.rules import Rules
 from skyjo_env.vector_env import SkyjoVecEnv
-from train.advised_env import AdvisedVecEnv
-from train.config import SELF, TrainConfig
-from train.imitation import clone, collect
-from train.selfplay import OpponentPool, snapshot
-from train.shaping import ShapedReward
-from train.tournament import TournamentResult, run_tournament
+from skyjo_env.train.advised_env import AdvisedVecEnv
+from skyjo_env.train.config import SELF, TrainConfig
+from skyjo_env.train.imitation import clone, collect
+from skyjo_env.train.selfplay import OpponentPool, snapshot
+from skyjo_env.train.shaping import ShapedReward
+from skyjo_env.train.tournament import TournamentResult, run_tournament
 
 ACTIVATION_MODULES = {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU}
 CHECKPOINT = "checkpoint"

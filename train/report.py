@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from train.tournament import TournamentResult
+from skyjo_env.train.tournament import TournamentResult
 
 #: Columns of the CSV file and of :func:`table_rows`, in order.
 CSV_FIELDS = (

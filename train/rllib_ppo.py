@@ -3,7 +3,7 @@
 The environment is the PettingZoo AEC :class:`skyjo_env.aec_env.raw_env` (an illegal action
 raises, so a masking bug cannot hide), wrapped in RLlib's ``PettingZooEnv`` and registered with
 ``ray.tune.registry.register_env`` as :data:`ENV_NAME`. Every seat is an RLlib agent; seats map to
-modules of :class:`train.rllib_module.MaskedActorCritic`, which masks illegal actions itself:
+modules of :class:`skyjo_env.train.rllib_module.MaskedActorCritic`, which masks illegal actions itself:
 
 * ``--self-play shared`` (default): one learning module :data:`MAIN` plays every seat.
 * ``--self-play frozen``: :data:`MAIN` plays one seat per game (drawn from the episode id), a frozen
@@ -14,10 +14,10 @@ Without ``--address`` a local Ray is started (``ray.init(num_cpus=...)``) and sh
 end; with ``--address`` the run joins an existing cluster (see ``docs/distributed.md``). The
 output folder gets ``config.json`` (the run's settings), ``progress.jsonl`` (one line of figures
 per iteration) and ``checkpoint/`` (``Algorithm.save_to_path``), which
-:class:`agents.rllib_agent.RLlibPolicy` plays in tournaments.
+:class:`skyjo_env.agents.rllib_agent.RLlibPolicy` plays in tournaments.
 
-CLI: ``python -m train.rllib_ppo --players 2 --iterations 50 --env-runners 2 --out runs/rllib``
-(options: :func:`train.rllib_run.add_rllib_arguments`).
+CLI: ``python -m skyjo_env.train.rllib_ppo --players 2 --iterations 50 --env-runners 2 --out runs/rllib``
+(options: :func:`skyjo_env.train.rllib_run.add_rllib_arguments`).
 Needs the ``distributed`` extra (``pip install -e ".[distributed]"``).
 """
 
@@ -43,8 +43,8 @@ from ray.rllib.env.wrappers.pettingzoo_env import PettingZooEnv
 from ray.tune.registry import register_env
 
 from skyjo_env.aec_env import raw_env
-from train.rllib_module import MAIN, MaskedActorCritic
-from train.rllib_run import RLlibRun, add_rllib_arguments, run_rllib
+from skyjo_env.train.rllib_module import MAIN, MaskedActorCritic
+from skyjo_env.train.rllib_run import RLlibRun, add_rllib_arguments, run_rllib
 
 ENV_NAME = "skyjo_aec"
 FROZEN = "frozen"
@@ -206,8 +206,8 @@ def train(run: RLlibRun, address: str | None = None, num_cpus: int | None = None
 
 
 def main(argv: list[str] | None = None) -> None:
-    """``python -m train.rllib_ppo``: the options of :func:`train.rllib_run.add_rllib_arguments`."""
-    parser = argparse.ArgumentParser(prog="python -m train.rllib_ppo", description=__doc__.split("\n\n")[0])
+    """``python -m skyjo_env.train.rllib_ppo``: the options of :func:`skyjo_env.train.rllib_run.add_rllib_arguments`."""
+    parser = argparse.ArgumentParser(prog="python -m skyjo_env.train.rllib_ppo", description=__doc__.split("\n\n")[0])
     add_rllib_arguments(parser)
     run_rllib(parser.parse_args(argv))
 

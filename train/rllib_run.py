@@ -1,7 +1,7 @@
 """Settings and command-line options of an RLlib run; importable without Ray.
 
 :class:`RLlibRun` holds one run's settings; :func:`add_rllib_arguments` and :func:`run_rllib` are
-the hook by which ``python -m train.rllib_ppo`` and ``skyjo train --backend rllib`` declare and run
+the hook by which ``python -m skyjo_env.train.rllib_ppo`` and ``skyjo train --backend rllib`` declare and run
 it. Only :func:`run_rllib` needs Ray (the ``distributed`` extra); it says so if Ray is missing.
 """
 
@@ -15,7 +15,7 @@ from typing import Any
 
 from skyjo_env.aec_env import raw_env
 from skyjo_env.rules import Rules
-from train.config import REWARDS
+from skyjo_env.train.config import REWARDS
 
 SELF_PLAY_MODES = ("shared", "frozen")
 #: Options that mean the same for every backend of ``skyjo train``: reused if the parser has them.
@@ -185,7 +185,7 @@ def run_rllib(args: argparse.Namespace, rules: dict[str, Any] | None = None) -> 
     """
     run = run_from_args(args, rules)
     try:
-        from train.rllib_ppo import train
+        from skyjo_env.train.rllib_ppo import train
     except ModuleNotFoundError as exc:
         if exc.name is None or exc.name.split(".")[0] != "ray":
             raise

@@ -1,6 +1,6 @@
 """The opponent mixture of a training run: heuristics plus a pool of frozen learner snapshots.
 
-A snapshot is the learner's actor network copied into an :class:`~agents.mlp_policy.MLPPolicy`
+A snapshot is the learner's actor network copied into an :class:`~skyjo_env.agents.mlp_policy.MLPPolicy`
 (numpy, batched), so opponents cost no torch calls. The mixture's ``"self"`` weight is shared
 evenly by the snapshots in the pool; the pool keeps the ``pool_size`` most recent ones.
 """
@@ -13,10 +13,10 @@ from pathlib import Path
 import numpy as np
 import torch
 
-import agents
-from agents.base import Policy
-from agents.mlp_policy import MLPPolicy
-from train.config import SELF
+from skyjo_env import agents
+from skyjo_env.agents.base import Policy
+from skyjo_env.agents.mlp_policy import MLPPolicy
+from skyjo_env.train.config import SELF
 
 
 def actor_weights(policy: torch.nn.Module) -> list[tuple[np.ndarray, np.ndarray]]:

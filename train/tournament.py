@@ -29,11 +29,11 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from agents.base import Policy
+from skyjo_env.agents.base import Policy
 from skyjo_env.engine import OVER, SkyjoEngine
 from skyjo_env.observation import observe
 from skyjo_env.rules import Rules
-from train.stats import mean_interval, wilson_interval
+from skyjo_env.train.stats import mean_interval, wilson_interval
 
 RATING_MODEL = "OpenSkill Plackett-Luce"
 
