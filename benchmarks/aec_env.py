@@ -17,7 +17,7 @@ import time
 
 import numpy as np
 
-from skyjo_env.aec_env import env, raw_env
+from skyjo_env.pettingzoo_env import env, raw_env
 
 
 def play(aec, steps: int, rng: np.random.Generator) -> int:

@@ -1,4 +1,4 @@
-"""Vector env throughput: learner steps/s of ``SkyjoVecEnv`` against random opponents, one thread.
+"""Vector env throughput: learner steps/s of ``SkyjoSB3VecEnv`` against random opponents, one thread.
 
 A learner step is one action of the learner in one game, with everything ``step`` does for it:
 the opponents' batched moves up to the learner's next turn, auto-resets, and the ``(N, obs)``
@@ -20,9 +20,9 @@ from collections.abc import Callable
 import numpy as np
 
 from skyjo_env import Rules
-from skyjo_env.gym_vector_env import SkyjoVectorEnv
+from skyjo_env.gymnasium_vector_env import SkyjoVectorEnv
 from skyjo_env.sampling import sample_mask
-from skyjo_env.vector_env import SkyjoVecEnv
+from skyjo_env.sb3_vec_env import SkyjoSB3VecEnv
 
 SIZES = (256, 1024, 4096)
 
@@ -39,7 +39,7 @@ def stepper(num_envs: int, players: int, gym: bool) -> Callable[[np.random.Gener
             return int(terminations.sum() + truncations.sum())
 
         return step
-    vec = SkyjoVecEnv(num_envs, Rules(num_players=players), seed=0)
+    vec = SkyjoSB3VecEnv(num_envs, Rules(num_players=players), seed=0)
     vec.reset()
     return lambda rng: int(vec.step(sample_mask(vec.action_masks(), rng))[2].sum())
 
@@ -75,7 +75,7 @@ def main() -> None:
     parser.add_argument("--profile", action="store_true", help="cProfile 100 steps at N=4096 instead")
     args = parser.parse_args()
     if args.profile:
-        env = SkyjoVecEnv(4096, Rules(num_players=args.players), seed=0)
+        env = SkyjoSB3VecEnv(4096, Rules(num_players=args.players), seed=0)
         env.reset()
         rng = np.random.default_rng(0)
         with cProfile.Profile() as profile:
@@ -83,7 +83,7 @@ def main() -> None:
                 env.step(sample_mask(env.action_masks(), rng))
         pstats.Stats(profile).sort_stats("tottime").print_stats(25)
         return
-    print(f"{'SkyjoVectorEnv (Gymnasium)' if args.gym else 'SkyjoVecEnv (stable-baselines3)'}, {args.players} players, random opponents")
+    print(f"{'SkyjoVectorEnv (Gymnasium)' if args.gym else 'SkyjoSB3VecEnv (stable-baselines3)'}, {args.players} players, random opponents")
     print(f"{'N':>6} {'learner steps/s':>16} {'per CPU s':>12} {'games/s':>10}")
     for n in SIZES:
         steps, per_cpu, games = measure(n, args.players, args.seconds, args.gym)

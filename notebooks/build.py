@@ -400,7 +400,7 @@ TRAINING = [
     md("""
     # Training a PPO agent
 
-    `skyjo_env.train.ppo.train` trains sb3-contrib's `MaskablePPO` on `SkyjoVecEnv`, a stable-baselines3
+    `skyjo_env.train.ppo.train` trains sb3-contrib's `MaskablePPO` on `SkyjoSB3VecEnv`, a stable-baselines3
     vector environment that steps hundreds of games in one engine. Each game seats the learner at
     a random seat against opponents drawn from a mixture: the heuristics and frozen snapshots of
     the learner itself (self-play). During training it measures the learner's win rate against each

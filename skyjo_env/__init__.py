@@ -1,11 +1,12 @@
-"""skyjo-env: a numpy-vectorised Skyjo engine with PettingZoo and Gymnasium environments.
+"""skyjo-env: a numpy-vectorised Skyjo engine with PettingZoo, Gymnasium and stable-baselines3 views.
 
-The engine imports numpy only. The environments load on first use: ``skyjo_env.env`` and
-``skyjo_env.raw_env`` (PettingZoo AEC), ``skyjo_env.SkyjoEnv`` (Gymnasium),
-``skyjo_env.SkyjoVectorEnv`` (a Gymnasium ``VectorEnv`` of N games) and ``skyjo_env.SkyjoVecEnv``
-(stable-baselines3, from the ``train`` extra). Importing the package registers
-``gymnasium.make("skyjo_env/Skyjo-v0")``, ``gymnasium.make_vec("skyjo_env/Skyjo-v0", num_envs=N)``
-and ``pettingzoo.make("aec", "skyjo_env/skyjo_v0")`` without importing Gymnasium or PettingZoo (see :mod:`skyjo_env.registration`).
+The engine (:class:`SkyjoEngine`) imports numpy only. The environment views load on first use:
+``skyjo_env.env`` and ``skyjo_env.raw_env`` (PettingZoo AEC), ``skyjo_env.SkyjoEnv`` (Gymnasium),
+``skyjo_env.SkyjoVectorEnv`` (a Gymnasium ``VectorEnv`` of N games) and ``skyjo_env.SkyjoSB3VecEnv``
+(stable-baselines3, from the ``train`` extra). Importing the package registers them, as Gymnasium and
+PettingZoo plug-ins do: ``gymnasium.make("skyjo_env/Skyjo-v0")``,
+``gymnasium.make_vec("skyjo_env/Skyjo-v0", num_envs=N)`` and ``pettingzoo.make("aec", "skyjo_env/skyjo_v0")``.
+Entry points are strings, so an environment module loads only when an environment is made.
 """
 
 from __future__ import annotations
@@ -13,22 +14,37 @@ from __future__ import annotations
 from importlib import import_module
 from typing import Any
 
+import gymnasium
+import pettingzoo
+
 from skyjo_env.engine import SkyjoEngine, StepResult
-from skyjo_env.registration import register_all
 from skyjo_env.rules import Rules
 
 __version__ = "0.1.0"
-__all__ = ["Rules", "SkyjoEngine", "SkyjoEnv", "SkyjoVecEnv", "SkyjoVectorEnv", "StepResult", "__version__", "env", "raw_env"]
+__all__ = [
+    "GYMNASIUM_ID", "PETTINGZOO_ID", "Rules", "SkyjoEngine", "SkyjoEnv", "SkyjoSB3VecEnv", "SkyjoVectorEnv",
+    "StepResult", "__version__", "env", "raw_env",
+]  # fmt: skip
+
+GYMNASIUM_ID = "skyjo_env/Skyjo-v0"
+PETTINGZOO_ID = "skyjo_env/skyjo_v0"
 
 _LAZY = {
-    "env": "skyjo_env.aec_env",
-    "raw_env": "skyjo_env.aec_env",
-    "SkyjoEnv": "skyjo_env.gym_env",
-    "SkyjoVecEnv": "skyjo_env.vector_env",
-    "SkyjoVectorEnv": "skyjo_env.gym_vector_env",
+    "env": "skyjo_env.pettingzoo_env",
+    "raw_env": "skyjo_env.pettingzoo_env",
+    "SkyjoEnv": "skyjo_env.gymnasium_env",
+    "SkyjoSB3VecEnv": "skyjo_env.sb3_vec_env",
+    "SkyjoVectorEnv": "skyjo_env.gymnasium_vector_env",
 }
 
-register_all()
+if GYMNASIUM_ID not in gymnasium.registry:  # (a re-import, e.g. importlib.reload, registers once)
+    gymnasium.register(
+        id=GYMNASIUM_ID,
+        entry_point="skyjo_env.gymnasium_env:SkyjoEnv",
+        vector_entry_point="skyjo_env.gymnasium_vector_env:SkyjoVectorEnv",  # make_vec: one engine of N games
+    )
+if hasattr(pettingzoo, "register") and PETTINGZOO_ID not in pettingzoo.aec_registry:  # registry: PettingZoo 1.27+
+    pettingzoo.register("aec", PETTINGZOO_ID, entry_point="skyjo_env.pettingzoo_env:env")
 
 
 def __getattr__(name: str) -> Any:

@@ -10,8 +10,8 @@ games, and the engine steps them together. A game that ends (or, at a learner tu
 ``max_steps`` actions of all seats: truncation) is reported in :class:`Ended` and dealt again at
 once: new seat, new opponent, opponents' moves up to the learner's first turn.
 
-This module needs numpy only; :mod:`skyjo_env.vector_env` (stable-baselines3) and
-:mod:`skyjo_env.gym_vector_env` (Gymnasium) are thin views over it.
+This module needs numpy only; :mod:`skyjo_env.sb3_vec_env` (stable-baselines3) and
+:mod:`skyjo_env.gymnasium_vector_env` (Gymnasium) are thin views over it.
 """
 
 from __future__ import annotations

@@ -94,10 +94,10 @@ def test_an_advised_network_without_room_for_the_advice_is_refused() -> None:
 
 def test_the_advised_vector_env_appends_advice_to_every_observation() -> None:
     pytest.importorskip("stable_baselines3")
-    from skyjo_env.vector_env import SkyjoVecEnv
+    from skyjo_env.sb3_vec_env import SkyjoSB3VecEnv
     from skyjo_env.train.advised_env import AdvisedVecEnv
 
-    inner = SkyjoVecEnv(16, Rules(num_players=2), opponents=agents.make("counting"), seed=2)
+    inner = SkyjoSB3VecEnv(16, Rules(num_players=2), opponents=agents.make("counting"), seed=2)
     env = AdvisedVecEnv(inner, "counting")
     assert env.observation_space.shape == (size(2) + ADVICE_SIZE,)
     obs = env.reset()

@@ -23,7 +23,7 @@ from ray.rllib.core.columns import Columns  # noqa: E402
 from skyjo_env.random_policy import RandomPolicy  # noqa: E402
 from skyjo_env.agents.rllib_agent import RLlibPolicy, module_path  # noqa: E402
 from skyjo_env.actions import NUM_ACTIONS  # noqa: E402
-from skyjo_env.aec_env import raw_env  # noqa: E402
+from skyjo_env.pettingzoo_env import raw_env  # noqa: E402
 from skyjo_env.train import rllib_ppo  # noqa: E402
 from skyjo_env.train.rllib_module import MAIN, MASKED_LOGIT, MaskedActorCritic  # noqa: E402
 from skyjo_env.train.tournament import run_tournament  # noqa: E402

@@ -196,11 +196,11 @@ def test_expected_lead_counts_face_up_cards_and_prices_face_down_ones() -> None:
 
 def test_shaping_terms_telescope_over_a_game() -> None:
     from skyjo_env.sampling import sample_mask
-    from skyjo_env.vector_env import SkyjoVecEnv
+    from skyjo_env.sb3_vec_env import SkyjoSB3VecEnv
     from skyjo_env.train.shaping import ShapedReward, expected_lead
 
-    plain = SkyjoVecEnv(1, reward="score", reward_scale=0.1, seed=4)
-    shaped = ShapedReward(SkyjoVecEnv(1, reward="score", reward_scale=0.1, seed=4), players=2, gamma=1.0, scale=0.1)
+    plain = SkyjoSB3VecEnv(1, reward="score", reward_scale=0.1, seed=4)
+    shaped = ShapedReward(SkyjoSB3VecEnv(1, reward="score", reward_scale=0.1, seed=4), players=2, gamma=1.0, scale=0.1)
     first = shaped.reset()
     plain.reset()
     rng_a, rng_b = np.random.default_rng(0), np.random.default_rng(0)

@@ -22,7 +22,7 @@ from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 from skyjo_env.agents.advice import ADVICE_SIZE, with_advice
 from skyjo_env.agents.base import Policy
 from skyjo_env.rules import Rules
-from skyjo_env.vector_env import SkyjoVecEnv
+from skyjo_env.sb3_vec_env import SkyjoSB3VecEnv
 
 
 @dataclass
@@ -60,7 +60,7 @@ def collect(
         num_envs = min(1024, max(1, samples // 500))
     if samples < num_envs:
         raise ValueError(f"samples={samples} is too few; collect at least num_envs={num_envs}")
-    env = SkyjoVecEnv(num_envs, rules, opponents=[teacher], reward=reward, reward_scale=reward_scale, seed=seed)
+    env = SkyjoSB3VecEnv(num_envs, rules, opponents=[teacher], reward=reward, reward_scale=reward_scale, seed=seed)
     steps = samples // num_envs
     width = env.observation_space.shape[0] + (ADVICE_SIZE if advice else 0)
     observations = np.zeros((steps, num_envs, width), dtype=np.float32)

@@ -24,7 +24,7 @@ from stable_baselines3.common.callbacks import BaseCallback, CallbackList
 from skyjo_env import agents
 from skyjo_env.agents.mlp_policy import MLPPolicy
 from skyjo_env.rules import Rules
-from skyjo_env.vector_env import SkyjoVecEnv
+from skyjo_env.sb3_vec_env import SkyjoSB3VecEnv
 from skyjo_env.train.advised_env import AdvisedVecEnv
 from skyjo_env.train.config import SELF, TrainConfig
 from skyjo_env.train.imitation import clone, collect
@@ -113,7 +113,7 @@ class Run:
         torch.set_num_threads(1)
         threadpool_limits(1)
         self.pool = OpponentPool(config.opponents, config.pool_size, seed=config.seed)
-        self.env = SkyjoVecEnv(
+        self.env = SkyjoSB3VecEnv(
             config.num_envs,
             rules=Rules(num_players=config.players),
             reward=config.reward,

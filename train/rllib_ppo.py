@@ -1,6 +1,6 @@
 """Multi-agent self-play PPO on Ray RLlib (new API stack), locally or on a Ray cluster.
 
-The environment is the PettingZoo AEC :class:`skyjo_env.aec_env.raw_env` (an illegal action
+The environment is the PettingZoo AEC :class:`skyjo_env.pettingzoo_env.raw_env` (an illegal action
 raises, so a masking bug cannot hide), wrapped in RLlib's ``PettingZooEnv`` and registered with
 ``ray.tune.registry.register_env`` as :data:`ENV_NAME`. Every seat is an RLlib agent; seats map to
 modules of :class:`skyjo_env.train.rllib_module.MaskedActorCritic`, which masks illegal actions itself:
@@ -42,7 +42,7 @@ from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 from ray.rllib.env.wrappers.pettingzoo_env import PettingZooEnv
 from ray.tune.registry import register_env
 
-from skyjo_env.aec_env import raw_env
+from skyjo_env.pettingzoo_env import raw_env
 from skyjo_env.train.rllib_module import MAIN, MaskedActorCritic
 from skyjo_env.train.rllib_run import RLlibRun, add_rllib_arguments, run_rllib
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from skyjo_env.aec_env import raw_env
+from skyjo_env.pettingzoo_env import raw_env
 from skyjo_env.rules import Rules
 from skyjo_env.train.config import REWARDS
 
@@ -87,7 +87,7 @@ class RLlibRun:
         raw_env(**self.env_config())  # the EnvRunners' own check (players too), before any actor starts
 
     def env_config(self) -> dict[str, Any]:
-        """Keyword options of :class:`~skyjo_env.aec_env.raw_env` for this run."""
+        """Keyword options of :class:`~skyjo_env.pettingzoo_env.raw_env` for this run."""
         return {"num_players": self.players, "reward": self.reward, **self.rules}
 
 

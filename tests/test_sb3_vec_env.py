@@ -15,13 +15,13 @@ from skyjo_env import Rules
 from skyjo_env.engine import OVER
 from skyjo_env.observation import layout, observe
 from skyjo_env.sampling import sample_mask
-from skyjo_env.vector_env import SkyjoVecEnv
+from skyjo_env.sb3_vec_env import SkyjoSB3VecEnv
 
 
 class Spy:
     """A seeded random policy that checks and records every batch it is asked to play."""
 
-    def __init__(self, env: SkyjoVecEnv, name: str, seed: int = 0) -> None:
+    def __init__(self, env: SkyjoSB3VecEnv, name: str, seed: int = 0) -> None:
         self.env, self.name, self.random = env, name, RandomPolicy(seed)
         self.calls: list[int] = []
 
@@ -33,14 +33,14 @@ class Spy:
         return self.random(observations, masks)
 
 
-def random_steps(env: SkyjoVecEnv, steps: int, seed: int = 0):
+def random_steps(env: SkyjoSB3VecEnv, steps: int, seed: int = 0):
     """Step with uniformly random legal learner actions; yields (obs, rewards, dones, infos)."""
     rng = np.random.default_rng(seed)
     for _ in range(steps):
         yield env.step(sample_mask(env.action_masks(), rng))
 
 
-def assert_at_learner_turns(env: SkyjoVecEnv, obs: np.ndarray) -> None:
+def assert_at_learner_turns(env: SkyjoSB3VecEnv, obs: np.ndarray) -> None:
     engine = env.engine
     assert (engine.current == env.seats).all() and (engine.phase != OVER).all()
     np.testing.assert_array_equal(obs, observe(engine, env.seats))
@@ -48,7 +48,7 @@ def assert_at_learner_turns(env: SkyjoVecEnv, obs: np.ndarray) -> None:
 
 
 def test_is_a_vec_env_with_masks_for_sb3_contrib():
-    env = SkyjoVecEnv(8, Rules(num_players=3), seed=0)
+    env = SkyjoSB3VecEnv(8, Rules(num_players=3), seed=0)
     assert isinstance(env, VecEnv) and env.num_envs == 8
     assert env.observation_space.shape == (3 * 38 + 54,) and env.action_space.n == 26
     env.reset()
@@ -62,7 +62,7 @@ def test_is_a_vec_env_with_masks_for_sb3_contrib():
 
 
 def test_every_step_returns_at_the_learners_turn():
-    env = SkyjoVecEnv(32, Rules(num_players=4), seed=1)
+    env = SkyjoSB3VecEnv(32, Rules(num_players=4), seed=1)
     obs = env.reset()
     assert_at_learner_turns(env, obs)
     for obs, rewards, dones, infos in random_steps(env, 150):
@@ -71,7 +71,7 @@ def test_every_step_returns_at_the_learners_turn():
 
 
 def test_opponents_play_in_batches_one_policy_per_game():
-    env = SkyjoVecEnv(64, Rules(num_players=3), seed=2)
+    env = SkyjoSB3VecEnv(64, Rules(num_players=3), seed=2)
     a, b = Spy(env, "a", 1), Spy(env, "b", 2)
     env.set_opponents([a, b], weights=[3, 1])
     env.reset()
@@ -87,7 +87,7 @@ def test_opponents_play_in_batches_one_policy_per_game():
 
 
 def test_a_policy_that_reads_no_observations_gets_none_encoded():
-    env = SkyjoVecEnv(32, seed=7)
+    env = SkyjoSB3VecEnv(32, seed=7)
     seen = []
 
     def blind(observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
@@ -103,7 +103,7 @@ def test_a_policy_that_reads_no_observations_gets_none_encoded():
 
 
 def test_set_opponents_takes_effect_for_new_games_only():
-    env = SkyjoVecEnv(16, seed=3)
+    env = SkyjoSB3VecEnv(16, seed=3)
     old, new = Spy(env, "old"), Spy(env, "new")
     env.set_opponents(old)
     env.reset()
@@ -121,7 +121,7 @@ def test_set_opponents_takes_effect_for_new_games_only():
 
 
 def test_seats_are_random_per_game_or_fixed():
-    env = SkyjoVecEnv(64, Rules(num_players=3), seed=4)
+    env = SkyjoSB3VecEnv(64, Rules(num_players=3), seed=4)
     env.reset()
     assert set(env.seats.tolist()) == {0, 1, 2}
     first = env.seats.copy()
@@ -130,7 +130,7 @@ def test_seats_are_random_per_game_or_fixed():
     assert (env.seats != first).any()
     with pytest.raises(ValueError, match="read-only"):
         env.seats[0] = 1
-    fixed = SkyjoVecEnv(16, Rules(num_players=3), seat=1, seed=4)
+    fixed = SkyjoSB3VecEnv(16, Rules(num_players=3), seat=1, seed=4)
     fixed.reset()
     for obs, *_ in random_steps(fixed, 100):
         assert (fixed.seats == 1).all()
@@ -141,7 +141,7 @@ def test_seats_are_random_per_game_or_fixed():
 def test_episode_returns_match_the_final_totals(reward):
     """Rewards over the learner's and the opponents' moves add up to the game's outcome."""
     P, end_score = 3, 40
-    env = SkyjoVecEnv(32, Rules(num_players=P, end_score=end_score), reward=reward, seed=5)
+    env = SkyjoSB3VecEnv(32, Rules(num_players=P, end_score=end_score), reward=reward, seed=5)
     env.reset()
     returns = np.zeros(32)
     L = layout(P)
@@ -171,7 +171,7 @@ def test_max_steps_truncates_a_stalling_game():
     def stall(observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
         return np.where(masks[:, 1], 1, np.where(masks[:, 2:14].any(axis=1), 2 + masks[:, 2:14].argmax(axis=1), masks.argmax(axis=1)))
 
-    env = SkyjoVecEnv(4, seat=0, opponents=stall, max_steps=120, seed=6)
+    env = SkyjoSB3VecEnv(4, seat=0, opponents=stall, max_steps=120, seed=6)
     env.reset()
     truncated = 0
     for _ in range(200):
@@ -186,7 +186,7 @@ def test_max_steps_truncates_a_stalling_game():
 def test_same_seed_same_run():
     runs = []
     for _ in range(2):
-        env = SkyjoVecEnv(16, Rules(num_players=2), seed=None)
+        env = SkyjoSB3VecEnv(16, Rules(num_players=2), seed=None)
         env.seed(11)
         runs.append([env.reset()] + [obs for obs, *_ in random_steps(env, 50, seed=3)])
     for a, b in zip(*runs):
@@ -194,7 +194,7 @@ def test_same_seed_same_run():
 
 
 def test_illegal_learner_action_is_named():
-    env = SkyjoVecEnv(4, seat=0, seed=0)
+    env = SkyjoSB3VecEnv(4, seat=0, seed=0)
     env.reset()
     with pytest.raises(ValueError, match=r"illegal action 0 for the learner in game 0 \(seat 0\); legal actions: \['flip 0'"):
         env.step(np.zeros(4, dtype=np.int64))
@@ -204,21 +204,21 @@ def test_illegal_learner_action_is_named():
 
 def test_bad_options_are_named():
     with pytest.raises(ValueError, match="weights must be 2 non-negative"):
-        SkyjoVecEnv(2, opponents=[RandomPolicy(), RandomPolicy()], weights=[1, -1])
+        SkyjoSB3VecEnv(2, opponents=[RandomPolicy(), RandomPolicy()], weights=[1, -1])
     with pytest.raises(ValueError, match="opponents must be a policy or a non-empty list"):
-        SkyjoVecEnv(2, opponents=[])
+        SkyjoSB3VecEnv(2, opponents=[])
     with pytest.raises(ValueError, match="rules must be a skyjo_env.Rules"):
-        SkyjoVecEnv(2, {"num_players": 3})
+        SkyjoSB3VecEnv(2, {"num_players": 3})
     with pytest.raises(ValueError, match="reward_scale='x'"):
-        SkyjoVecEnv(2, reward_scale="x")
+        SkyjoSB3VecEnv(2, reward_scale="x")
     with pytest.raises(ValueError, match="seat=2 is not allowed"):
-        SkyjoVecEnv(2, seat=2)
+        SkyjoSB3VecEnv(2, seat=2)
     with pytest.raises(AttributeError, match="no per-game method 'render'"):
-        SkyjoVecEnv(2).env_method("render")
+        SkyjoSB3VecEnv(2).env_method("render")
 
 
 def test_rgb_frames_from_each_learners_view():
-    env = SkyjoVecEnv(3, render_mode="rgb_array", seed=0)
+    env = SkyjoSB3VecEnv(3, render_mode="rgb_array", seed=0)
     env.reset()
     frames = env.get_images()
     assert len(frames) == 3 and all(f.dtype == np.uint8 and f.ndim == 3 for f in frames)
@@ -227,7 +227,7 @@ def test_rgb_frames_from_each_learners_view():
 def test_maskable_ppo_trains_on_it(tmp_path):
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # the machine is shared; this small net gains nothing from more
-    env = VecMonitor(SkyjoVecEnv(64, seed=0))
+    env = VecMonitor(SkyjoSB3VecEnv(64, seed=0))
     model = MaskablePPO(
         "MlpPolicy", env, n_steps=32, batch_size=1024, n_epochs=2, seed=0, policy_kwargs={"net_arch": [64, 64]}
     )

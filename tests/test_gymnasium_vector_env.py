@@ -12,10 +12,10 @@ from skyjo_env import agents
 import skyjo_env  # noqa: F401  (registers the ids)
 from skyjo_env import Rules
 from skyjo_env.engine import OVER
-from skyjo_env.gym_vector_env import SkyjoVectorEnv
+from skyjo_env.gymnasium_vector_env import SkyjoVectorEnv
 from skyjo_env.observation import layout, observe
 from skyjo_env.sampling import sample_mask
-from skyjo_env.vector_env import SkyjoVecEnv
+from skyjo_env.sb3_vec_env import SkyjoSB3VecEnv
 
 
 def test_make_vec_builds_one_batched_env_with_batched_spaces():
@@ -44,7 +44,7 @@ def test_same_games_as_the_sb3_vec_env_with_terminations_and_truncations_apart()
     """Both views step the same LearnerGames: equal seeds and actions give equal results (R19 ends, max_steps cuts)."""
     options = dict(opponents=[agents.make("threshold"), agents.make("counting")], weights=[1, 3], reward="score", max_steps=80)
     gym_env = SkyjoVectorEnv(16, num_players=3, **options)
-    sb3_env = SkyjoVecEnv(16, Rules(num_players=3), **options)
+    sb3_env = SkyjoSB3VecEnv(16, Rules(num_players=3), **options)
     sb3_env.seed(4)
     obs_g, info = gym_env.reset(seed=4)
     np.testing.assert_array_equal(obs_g, sb3_env.reset())

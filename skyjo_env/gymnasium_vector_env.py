@@ -3,7 +3,7 @@
 Create it with ``gymnasium.make_vec("skyjo_env/Skyjo-v0", num_envs=N, **options)`` (after
 ``import skyjo_env``; the id's vector entry point) or ``SkyjoVectorEnv(N, **options)``. It is a thin
 view over :class:`~skyjo_env.learner_games.LearnerGames`, the same games as the stable-baselines3
-:class:`~skyjo_env.vector_env.SkyjoVecEnv`, and needs only numpy and Gymnasium.
+:class:`~skyjo_env.sb3_vec_env.SkyjoSB3VecEnv`, and needs only numpy and Gymnasium.
 
 * Spaces: ``single_observation_space`` is the ``Box`` float32 of :mod:`skyjo_env.observation` (the
   learner's view), ``single_action_space`` is ``Discrete(26)`` (:mod:`skyjo_env.actions`);

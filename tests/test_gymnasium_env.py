@@ -14,7 +14,7 @@ from stable_baselines3.common.env_checker import check_env as sb3_check_env
 import skyjo_env
 from skyjo_env.random_policy import RandomPolicy
 from skyjo_env import Rules
-from skyjo_env.gym_env import SkyjoEnv
+from skyjo_env.gymnasium_env import SkyjoEnv
 from skyjo_env.observation import layout, observe
 
 # The game totals in the observation are unbounded (see skyjo_env.spaces); the checker says so.

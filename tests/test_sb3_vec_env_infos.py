@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 
 from skyjo_env.sampling import sample_mask
-from skyjo_env.vector_env import SkyjoVecEnv
+from skyjo_env.sb3_vec_env import SkyjoSB3VecEnv
 
 
-def steps(env: SkyjoVecEnv, count: int, seed: int = 0):
+def steps(env: SkyjoSB3VecEnv, count: int, seed: int = 0):
     """Random legal learner steps; yields (dones, infos)."""
     rng = np.random.default_rng(seed)
     for _ in range(count):
@@ -18,7 +18,7 @@ def steps(env: SkyjoVecEnv, count: int, seed: int = 0):
 
 def test_infos_are_empty_except_for_games_that_ended() -> None:
     """Every step: a fresh list, one dict per game, empty unless the game is reported done."""
-    env = SkyjoVecEnv(16, seed=0)
+    env = SkyjoSB3VecEnv(16, seed=0)
     env.reset()
     previous = None
     for dones, infos in steps(env, 300):
@@ -32,7 +32,7 @@ def test_infos_are_empty_except_for_games_that_ended() -> None:
 
 def test_a_callers_writes_do_not_leak_into_later_steps() -> None:
     """A caller may write into any info dict (as wrappers do): the next step's dicts are still empty."""
-    env = SkyjoVecEnv(8, seed=0)
+    env = SkyjoSB3VecEnv(8, seed=0)
     env.reset()
     for dones, infos in steps(env, 200):
         assert all(not info for g, info in enumerate(infos) if not dones[g])
@@ -42,7 +42,7 @@ def test_a_callers_writes_do_not_leak_into_later_steps() -> None:
 
 def test_infos_handed_out_are_not_changed_by_later_steps() -> None:
     """The dicts of done games (and the empty ones) keep their content after later steps."""
-    env = SkyjoVecEnv(8, seed=0)
+    env = SkyjoSB3VecEnv(8, seed=0)
     env.reset()
     kept = []
     for dones, infos in steps(env, 400):

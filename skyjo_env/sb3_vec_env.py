@@ -1,13 +1,13 @@
 """N games of Skyjo as one stable-baselines3 ``VecEnv``, stepped in batch by a single engine.
 
-:class:`SkyjoVecEnv` is a real :class:`stable_baselines3.common.vec_env.VecEnv` (this module needs
+:class:`SkyjoSB3VecEnv` is a real :class:`stable_baselines3.common.vec_env.VecEnv` (this module needs
 the ``train`` extra), a thin view over :class:`~skyjo_env.learner_games.LearnerGames`: one
 :class:`~skyjo_env.engine.SkyjoEngine` of N games without auto-reset, which holds every rule. In
 each game a learner sits in a seat (drawn at random for every new game, or fixed by option
 ``seat``); the other seats are played by an opponent policy assigned to the game when it starts.
 
 * Observations ``(N, 38 * P + 54)`` float32 from the learner's seat (:mod:`skyjo_env.observation`);
-  actions ``Discrete(26)`` (:mod:`skyjo_env.actions`). :meth:`SkyjoVecEnv.action_masks` gives the
+  actions ``Discrete(26)`` (:mod:`skyjo_env.actions`). :meth:`SkyjoSB3VecEnv.action_masks` gives the
   ``(N, 26)`` legal actions, so ``sb3_contrib.MaskablePPO`` trains on it directly. An illegal
   learner action raises ``ValueError``.
 * ``step`` applies the N learner actions at once, then lets opponents act, in batch, until every
@@ -23,11 +23,11 @@ each game a learner sits in a seat (drawn at random for every new game, or fixed
   replaced); every step returns a new list.
 * Opponents: a list of policies (``policy(observations, action_masks) -> actions``, see
   :mod:`skyjo_env.opponents`) with sampling ``weights``; each game draws one at its start and it
-  plays all of that game's opponent seats. :meth:`SkyjoVecEnv.set_opponents` replaces the list
+  plays all of that game's opponent seats. :meth:`SkyjoSB3VecEnv.set_opponents` replaces the list
   for games that start afterwards (self-play pools); games in progress keep their opponent.
 
 Gymnasium users without stable-baselines3 have the same games as a ``gymnasium.vector.VectorEnv``
-in :mod:`skyjo_env.gym_vector_env`.
+in :mod:`skyjo_env.gymnasium_vector_env`.
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ from skyjo_env.rules import Rules
 from skyjo_env.spaces import action_space, observation_space
 
 
-class SkyjoVecEnv(VecEnv):
+class SkyjoSB3VecEnv(VecEnv):
     """``num_envs`` Skyjo games for one learner against weighted opponent policies; see the module docstring.
 
     The arguments are those of :class:`~skyjo_env.learner_games.LearnerGames` (``num_envs`` is its
@@ -162,7 +162,7 @@ class SkyjoVecEnv(VecEnv):
     def env_method(self, method_name: str, *method_args, indices: VecEnvIndices = None, **method_kwargs) -> list[Any]:
         """Per-game methods: only ``action_masks`` (one mask per game, as sb3-contrib asks for them)."""
         if method_name != "action_masks" or method_args or method_kwargs:
-            raise AttributeError(f"SkyjoVecEnv has no per-game method {method_name!r}; the only one is 'action_masks()'")
+            raise AttributeError(f"SkyjoSB3VecEnv has no per-game method {method_name!r}; the only one is 'action_masks()'")
         return list(self.action_masks()[self._indices(indices)])
 
     def env_is_wrapped(self, wrapper_class: type[gymnasium.Wrapper], indices: VecEnvIndices = None) -> list[bool]:

@@ -1,0 +1,57 @@
+"""The package's layers: the core (the engine and the views over it) never imports the agents or the
+training code, and the engine itself imports numpy alone (architecture principle 1)."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+CORE = sorted((ROOT / "skyjo_env").glob("*.py"))
+STDLIB = set(sys.stdlib_module_names)
+
+
+def imported_modules(path: Path) -> set[str]:
+    """Every module an ``import`` or ``from ... import`` statement of the file names (anywhere in it);
+    ``from a import b`` names ``a`` and ``a.b`` (b may be a submodule)."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            found.add(node.module)
+            found.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return found
+
+
+@pytest.mark.parametrize("path", CORE, ids=lambda p: p.name)
+def test_the_core_imports_neither_agents_nor_training(path: Path) -> None:
+    above = {m for m in imported_modules(path) if m.split(".")[:2] in (["skyjo_env", "agents"], ["skyjo_env", "train"])}
+    assert not above, f"{path.name} imports {sorted(above)}: the core sits below the agents and the training code"
+
+
+def test_the_engine_imports_numpy_and_the_core_alone() -> None:
+    outside = {
+        m for m in imported_modules(ROOT / "skyjo_env" / "engine.py")
+        if m.split(".")[0] not in STDLIB | {"numpy", "skyjo_env"}
+    }  # fmt: skip
+    assert not outside, f"the engine imports {sorted(outside)}"
+
+
+def test_the_environments_work_when_a_users_own_agents_package_shadows_nothing(tmp_path: Path) -> None:
+    # A user's project with its own top-level ``agents`` and ``train`` packages (common in RL code).
+    for name in ("agents", "train"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "__init__.py").write_text("raise ImportError('the user package was imported')\n")
+    code = (
+        "import gymnasium, pettingzoo, skyjo_env\n"
+        "env = gymnasium.make('skyjo_env/Skyjo-v0'); env.reset(seed=0)\n"
+        "vec = gymnasium.make_vec('skyjo_env/Skyjo-v0', num_envs=4); vec.reset(seed=0)\n"
+        "aec = pettingzoo.make('aec', 'skyjo_env/skyjo_v0'); aec.reset(seed=0)\n"
+        "from skyjo_env import agents; agents.make('counting')\n"
+    )
+    subprocess.run([sys.executable, "-c", code], cwd=tmp_path, check=True)
