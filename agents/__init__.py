@@ -1,15 +1,18 @@
 """Agents for skyjo-env: every one is a batched :class:`~skyjo_env.agents.base.Policy`.
 
-Build one by name with :func:`make` (``names()`` lists them); add more with :func:`register`.
-Shipped PPO agents are registered by name too (``"ppo-2p"``, ...) and :func:`load` returns one.
-Advised networks read a heuristic's advice after the observation (:mod:`skyjo_env.agents.advice`).
+:func:`make` builds an agent from any agent spec (:mod:`skyjo_env.agents.specs`: a registered name, a
+trained agent's file or run folder, ``module:attr``, ``file.py:attr``, ``alias=SPEC``); ``names()``
+lists the registered names, :func:`register` adds one, and installed packages add theirs through the
+``skyjo_env.agents`` entry-point group. :func:`load` returns a trained PPO agent (a shipped name such
+as ``"ppo-2p"``, a run folder or an ``.npz`` file). Advised networks read a heuristic's advice after
+the observation (:mod:`skyjo_env.agents.advice`).
 """
 
 from skyjo_env.agents.base import Policy
 from skyjo_env.agents.counting import CountingPolicy
-from skyjo_env.random_policy import RandomPolicy
-from skyjo_env.agents.pretrained import load
-from skyjo_env.agents.registry import make, names, register
+from skyjo_env.agents.registry import names, register, unregister
+from skyjo_env.agents.specs import load, make
 from skyjo_env.agents.threshold import ThresholdPolicy
+from skyjo_env.random_policy import RandomPolicy
 
-__all__ = ["CountingPolicy", "Policy", "RandomPolicy", "ThresholdPolicy", "load", "make", "names", "register"]
+__all__ = ["CountingPolicy", "Policy", "RandomPolicy", "ThresholdPolicy", "load", "make", "names", "register", "unregister"]

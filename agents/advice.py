@@ -19,8 +19,10 @@ import functools
 
 import numpy as np
 
-from skyjo_env.agents.counting import CountingPolicy
 from skyjo_env.actions import NUM_ACTIONS
+from skyjo_env.agents.counting import CountingPolicy
+from skyjo_env.observation import num_players
+from skyjo_env.rules import Rules
 
 #: The heuristics an agent may take advice from.
 ADVISORS = ("counting",)
@@ -30,9 +32,9 @@ CAP = 20.0  #: regrets beyond this many points read as 1, like illegal actions
 
 
 @functools.cache
-def _advisor(name: str):
-    """The heuristic ``name`` of :data:`ADVISORS` (checked by the caller), built once."""
-    return {"counting": CountingPolicy}[name]()
+def _advisor(name: str, rules: Rules) -> CountingPolicy:
+    """The heuristic ``name`` of :data:`ADVISORS` (checked by the caller) for ``rules``, built once."""
+    return {"counting": CountingPolicy}[name](rules=rules)
 
 
 def check_advisor(name: str | None) -> None:
@@ -41,15 +43,18 @@ def check_advisor(name: str | None) -> None:
         raise ValueError(f"advice={name!r} is not allowed; use None or one of {ADVISORS}")
 
 
-def advice(name: str, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
-    """``(n, ADVICE_SIZE)`` float32 advice of heuristic ``name`` (see the module docstring).
+def advice(name: str, observations: np.ndarray, action_masks: np.ndarray, rules: Rules | None = None) -> np.ndarray:
+    """``(n, ADVICE_SIZE)`` float32 advice of heuristic ``name`` under ``rules`` (default: the
+    default rules for the observations' player count; see the module docstring).
 
     Rows without a legal action (e.g. the terminal observation of a finished game) get regrets of
     1 and no chosen action.
     """
     check_advisor(name)
     masks = np.asarray(action_masks, dtype=bool)
-    costs = np.where(masks, _advisor(name).costs(observations), np.inf)
+    if rules is None:
+        rules = Rules(num_players=num_players(np.shape(observations)[1]))
+    costs = np.where(masks, _advisor(name, rules).costs(observations), np.inf)
     best = costs.min(axis=1, keepdims=True)
     playable = np.isfinite(best)
     regret = np.where(playable, np.minimum(costs - np.where(playable, best, 0), CAP), CAP) / CAP
@@ -59,7 +64,7 @@ def advice(name: str, observations: np.ndarray, action_masks: np.ndarray) -> np.
     return np.concatenate([regret, chosen], axis=1).astype(np.float32)
 
 
-def with_advice(name: str, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
-    """The observations with the advice of ``name`` appended: ``(n, obs + ADVICE_SIZE)`` float32."""
+def with_advice(name: str, observations: np.ndarray, action_masks: np.ndarray, rules: Rules | None = None) -> np.ndarray:
+    """The observations with the advice of ``name`` (under ``rules``) appended: ``(n, obs + ADVICE_SIZE)`` float32."""
     obs = np.asarray(observations, dtype=np.float32)
-    return np.concatenate([obs, advice(name, obs, action_masks)], axis=1)
+    return np.concatenate([obs, advice(name, obs, action_masks, rules)], axis=1)

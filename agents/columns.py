@@ -36,12 +36,24 @@ class ColumnModel:
         removed: ``(n, 12)`` removed-column flags.
         p: ``(n, 15)`` float32 probability of each value -2..12 for an unseen card.
         beta: ``(n,)`` float32 weight of the hope of completing pairs later.
+        columns: the column rule is on (R13); off, a column costs the sum of its cards.
+        reveal_completes: ``(n,)`` bool, a face-down card can still complete its column when it is
+            turned up; false on a last turn when columns completed at the final reveal stay (R14 off).
     """
 
     #: Rows of :attr:`slots`, the per-slot parameters of the model.
     FIELDS = ("delta_base", "m1", "c1", "m2", "c2", "pair_weight", "pair_value")
 
-    def __init__(self, values: np.ndarray, hidden: np.ndarray, removed: np.ndarray, p: np.ndarray, beta: np.ndarray):
+    def __init__(
+        self,
+        values: np.ndarray,
+        hidden: np.ndarray,
+        removed: np.ndarray,
+        p: np.ndarray,
+        beta: np.ndarray,
+        columns: bool = True,
+        reveal_completes: np.ndarray | None = None,
+    ) -> None:
         # Contiguous (n, 12) arrays throughout: numpy loops over strided rows of 12 are slow.
         values, hidden, removed = (np.ascontiguousarray(x) for x in (values, hidden, removed))
         n = values.shape[0]
@@ -72,8 +84,12 @@ class ColumnModel:
         completes = self.base + a - pair_weight * np.maximum(3 * a, 0)  # x completes the pair: cost 0
         pairs_with_a = beta * pa * np.maximum(2 * a + b, 0)
         pairs_beside_hidden = pw * (3 * m1 + beta * np.maximum(2 * m1 + mu, 0))
+        if reveal_completes is not None:
+            one = one & reveal_completes[:, None]
         np.copyto(c1, np.where(pair, completes, np.where(split, pairs_with_a, np.where(one, pairs_beside_hidden, 0))))
         np.multiply(beta * pb * np.maximum(2 * b + a, 0), split, out=c2)
+        if not columns:  # no corrections: every slot costs its card
+            c1[:] = c2[:] = pair_weight[:] = 0
         self.delta_base, self.m1, self.c1, self.m2, self.c2, self.pair_weight, self.pair_value = self.slots
         self.current = self._current(values, hidden, removed)  # (n, 4)
         np.copyto(delta_base, np.where(removed, np.inf, self.base - self.current[:, COLUMN]))

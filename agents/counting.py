@@ -21,8 +21,10 @@ column by column (:mod:`skyjo_env.agents.columns`), and the cheapest legal one i
   (no pair hopes).
 * Setup: turns up ``setup_slots`` (by default two cards of one row: two columns to build on).
 
-It assumes the column rule is on (R13, R14). Its weights were tuned in 2-player tournaments
-against itself (see ``docs/baselines.md``).
+It plays by the table's rules: with the column rule off (R13) columns are worth the sum of their
+cards and no pair is hoped for; with columns completed at the final reveal staying (R14 off), a
+face-down card turned up only for scoring completes nothing. Its weights were tuned in 2-player
+tournaments against itself under the default rules (see ``docs/baselines.md``).
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from skyjo_env.agents.columns import ColumnModel
 from skyjo_env.agents.view import CHOOSE, SETUP, VALUES, ObservationView, argmin_legal, decode, weighted_sum
 from skyjo_env.actions import DRAW, FLIP, NUM_ACTIONS, REPLACE, TAKE
 from skyjo_env.cards import COLS, MIN_VALUE, SLOTS
+from skyjo_env.rules import Rules
 
 _MIN_GAIN = 0.25  # a take must gain at least this much
 _NEVER = np.float32(1e6)  # cost of an option never chosen while another is legal
@@ -49,9 +52,13 @@ class CountingPolicy:
         last_turn_ref: float = 2.0,
         feed_weight: float = 0.7,
         setup_slots: tuple[int, int] = (0, 1),
+        rules: Rules | None = None,
     ) -> None:
         if len(set(setup_slots)) != 2 or not all(0 <= s < SLOTS for s in setup_slots):
             raise ValueError(f"setup_slots must be two different slots in 0..{SLOTS - 1}, got {setup_slots!r}")
+        self.rules = Rules() if rules is None else rules
+        self.columns = self.rules.column_rule
+        self.final_reveal_columns = self.rules.column_rule and self.rules.column_rule_at_final_reveal
         self.pair_weight = pair_weight
         self.last_turn_ref = last_turn_ref
         self.feed_weight = feed_weight
@@ -70,7 +77,8 @@ class CountingPolicy:
         p = v.unseen / v.unseen.sum(axis=1, keepdims=True)  # law of an unseen card
         own, hidden, removed = (np.ascontiguousarray(x[:, 0]) for x in (v.values, v.hidden, v.removed))
         beta = np.where(v.round_ending, np.float32(0), np.float32(self.pair_weight))
-        model = ColumnModel(own, hidden, removed, p, beta)
+        reveal = None if self.final_reveal_columns else ~v.round_ending  # on a last turn, cards stay down
+        model = ColumnModel(own, hidden, removed, p, beta, self.columns, reveal)
         rows = np.arange(n)
         flip = np.where(hidden, model.flip_deltas(), np.inf)  # before the cost of the discard
         # The card to place: the discard (to price taking it) or the card in hand.
@@ -129,7 +137,7 @@ class CountingPolicy:
         t3 = worth.reshape(n, 3, COLS)
         flat = gain.reshape(-1)
         offset = (np.arange(n) * VALUES.size - MIN_VALUE)[:, None]
-        for i, j, k in ((0, 1, 2), (0, 2, 1), (1, 2, 0)):
+        for i, j, k in ((0, 1, 2), (0, 2, 1), (1, 2, 0)) if self.columns else ():
             pair = up[:, i] & up[:, j] & (w3[:, i] == w3[:, j])
             saving = 2 * w3[:, i] + t3[:, k]
             np.maximum.at(flat, (offset + w3[:, i].astype(np.intp))[pair], saving[pair])
@@ -145,7 +153,7 @@ class CountingPolicy:
         rows = np.arange(last.size)
         known = own.sum(axis=1)  # face-down and removed slots read 0
         a, b = own[rows, (last + 4) % 12], own[rows, (last + 8) % 12]
-        completes = (a == b)[:, None] & (VALUES == a[:, None])
+        completes = (a == b)[:, None] & (VALUES == a[:, None]) & self.columns
         score = known[:, None] + np.where(completes, -2 * a[:, None], VALUES)  # (e, 15) by last card
 
         mu = weighted_sum(p, VALUES)

@@ -9,14 +9,17 @@ Weights and metadata live in one ``.npz`` file, so shipped agents load with nump
 from __future__ import annotations
 
 import json
+import warnings
 import zipfile
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from skyjo_env.agents.advice import ADVICE_SIZE, check_advisor, with_advice
 from skyjo_env.actions import NUM_ACTIONS
+from skyjo_env.agents.advice import ADVICE_SIZE, check_advisor, with_advice
+from skyjo_env.observation import num_players
+from skyjo_env.rules import Rules
 
 ACTIVATIONS = {
     "tanh": np.tanh,
@@ -37,6 +40,9 @@ class MLPPolicy:
         seed: seeds sampling when ``greedy`` is False.
         advice: ``None``, or the heuristic whose advice the network reads after the observation
             (:data:`skyjo_env.agents.advice.ADVISORS`).
+        rules: the rules of the table it plays at (default: those it was trained under, see
+            :attr:`trained_rules`). The advice follows them; a table under other rules than the
+            training's gets a ``UserWarning`` (a ``ValueError`` for another player count).
     """
 
     def __init__(
@@ -49,6 +55,7 @@ class MLPPolicy:
         metadata: dict[str, Any] | None = None,
         seed: int | None = None,
         advice: str | None = None,
+        rules: Rules | None = None,
     ) -> None:
         check_advisor(advice)
         if activation not in ACTIVATIONS:
@@ -67,11 +74,25 @@ class MLPPolicy:
         self.metadata = dict(metadata or {})
         self.rng = np.random.default_rng(seed)
         self.advice = advice
+        self.players = num_players(self.obs_size)  #: the player count its observations are for
+        self.rules = self.trained_rules if rules is None else rules
+        if self.rules.num_players != self.players:
+            raise ValueError(f"agent {name!r} was trained for {self.players} players; this table has {self.rules.num_players}")
+        if self.rules != self.trained_rules:
+            changed = {k: v for k, v in self.rules.to_dict().items() if self.trained_rules.to_dict()[k] != v}
+            trained = {k: self.trained_rules.to_dict()[k] for k in changed}
+            warnings.warn(f"agent {name!r} was trained under {trained} and now plays under {changed}", UserWarning, stacklevel=2)
 
     @property
     def obs_size(self) -> int:
         """Length of the observations it plays from (the network's inputs less any advice)."""
         return self.weights[0][0].shape[0] - (ADVICE_SIZE if self.advice else 0)
+
+    @property
+    def trained_rules(self) -> Rules:
+        """The rules it was trained under: ``metadata["rules"]``, else the default rules for its player count."""
+        recorded = self.metadata.get("rules")
+        return Rules.from_dict(recorded) if recorded is not None else Rules(num_players=self.players)
 
     def logits(self, observations: np.ndarray, action_masks: np.ndarray | None = None) -> np.ndarray:
         """Unmasked action logits ``(N, 26)``; an advised agent needs the action masks too."""
@@ -84,7 +105,7 @@ class MLPPolicy:
         if self.advice:
             if action_masks is None:
                 raise ValueError(f"this agent reads {self.advice!r} advice: pass the action masks too")
-            x = with_advice(self.advice, x, action_masks)
+            x = with_advice(self.advice, x, action_masks, self.rules)
         act = ACTIVATIONS[self.activation]
         for w, b in self.weights[:-1]:
             x = act(x @ w + b)

@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from skyjo_env.agents.mlp_policy import MLPPolicy
+from skyjo_env.rules import Rules
 
 FOLDER = Path(__file__).parent / "weights"
 
@@ -27,6 +28,6 @@ def path(name: str) -> Path:
     return file
 
 
-def load(name: str, *, greedy: bool = True, seed: int | None = None) -> MLPPolicy:
-    """The shipped agent ``name`` (e.g. ``"ppo-2p"``) as a batched policy."""
-    return MLPPolicy.load(path(name), name=name, greedy=greedy, seed=seed)
+def load(name: str, *, greedy: bool = True, seed: int | None = None, rules: Rules | None = None) -> MLPPolicy:
+    """The shipped agent ``name`` (e.g. ``"ppo-2p"``) as a batched policy, for a table under ``rules``."""
+    return MLPPolicy.load(path(name), name=name, greedy=greedy, seed=seed, rules=rules)

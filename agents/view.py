@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from skyjo_env.cards import COUNTS, MAX_VALUE, MIN_VALUE, SLOTS
-from skyjo_env.observation import layout
+from skyjo_env.observation import layout, num_players
 
 #: Card values -2..12 as floats, indexed like the one-hot blocks of the observation.
 VALUES = np.arange(MIN_VALUE, MAX_VALUE + 1, dtype=np.float32)
@@ -51,14 +51,6 @@ class ObservationView:
     @property
     def num_players(self) -> int:
         return self.values.shape[1]
-
-
-def num_players(obs_size: int) -> int:
-    """Number of players P of an observation vector of length ``38 * P + 54``."""
-    players, rest = divmod(obs_size - 54, 38)
-    if rest or not 2 <= players <= 8:
-        raise ValueError(f"an observation of length {obs_size} is not 38 * P + 54 for any P in 2..8")
-    return players
 
 
 def decode(observations: np.ndarray) -> ObservationView:

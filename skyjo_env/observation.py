@@ -53,6 +53,14 @@ def size(num_players: int) -> int:
     return 38 * num_players + 54
 
 
+def num_players(obs_size: int) -> int:
+    """The player count P whose observation has ``obs_size`` entries (the inverse of :func:`size`)."""
+    for players in range(2, 9):
+        if size(players) == obs_size:
+            return players
+    raise ValueError(f"an observation of {obs_size} entries fits no player count; {[size(p) for p in range(2, 9)]} fit 2..8")
+
+
 def layout(num_players: int) -> dict[str, slice]:
     """Name -> slice of every block of the observation vector (``grid_r`` for relative seat r)."""
     return dict(_layout(num_players))

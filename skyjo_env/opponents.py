@@ -1,28 +1,72 @@
 """Opponents of a learner: batched policies ``policy(observations, action_masks) -> actions``.
 
-Any callable with that signature plays (see :class:`skyjo_env.agents.base.Policy`): it gets the ``(n, obs)``
-float32 observations of the seats it plays and their ``(n, 26)`` boolean legal-action masks, and
-returns ``n`` legal action ids. A policy that never reads its observations may say so with an
-attribute ``observes = False``: it then gets an empty ``(n, 0)`` array, and the environment skips
-encoding observations for it.
+Any callable with that signature plays (see :class:`skyjo_env.agents.base.Policy`): it gets the
+``(n, obs)`` float32 observations of the seats it plays and their ``(n, 26)`` boolean legal-action
+masks, and returns ``n`` legal action ids. A policy that never reads its observations may say so
+with an attribute ``observes = False``: it then gets an empty ``(n, 0)`` array, and the environment
+skips encoding observations for it.
+
+Where a policy is expected, a *factory* may stand instead: a class, or a callable without required
+arguments, that returns a policy. :func:`build` calls it with the game's ``rules`` (and a ``seed``)
+where its signature takes them, so an agent learns the rules it plays under.
 """
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
 from skyjo_env.actions import action_name
 from skyjo_env.engine import SkyjoEngine
 from skyjo_env.observation import observe
+from skyjo_env.rules import Rules
 
 OpponentPolicy = Callable[[np.ndarray, np.ndarray], np.ndarray]
 
 
-def policy_name(policy: OpponentPolicy) -> str:
-    """How errors name a policy: its ``name`` attribute, else its type."""
+def policy_name(policy: Any) -> str:
+    """How tables and errors name a policy: its ``name`` attribute, else its type."""
     return str(getattr(policy, "name", type(policy).__name__))
+
+
+def required_arguments(obj: Callable[..., Any]) -> int | None:
+    """How many arguments ``obj`` needs (positional or keyword, without defaults); ``None`` if unknown."""
+    try:
+        parameters = inspect.signature(obj).parameters.values()
+    except (TypeError, ValueError):  # some builtins and C callables have no signature
+        return None
+    kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    return sum(p.kind in kinds and p.default is inspect.Parameter.empty for p in parameters)
+
+
+def is_factory(obj: Any) -> bool:
+    """A class, or a callable that needs no argument: it makes a policy rather than being one."""
+    return inspect.isclass(obj) or (callable(obj) and required_arguments(obj) == 0)
+
+
+def call_with_accepted(factory: Callable[..., Any], **options: Any) -> Any:
+    """``factory(**options)``, passing only the options its signature takes (all, if it takes ``**kwargs``)."""
+    try:
+        parameters = inspect.signature(factory).parameters
+    except (TypeError, ValueError):
+        return factory()
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()):
+        return factory(**options)
+    return factory(**{k: v for k, v in options.items() if k in parameters})
+
+
+def build(obj: Any, rules: Rules | None, seed: int | None = None) -> OpponentPolicy:
+    """The policy ``obj`` stands for: ``obj`` itself, or what the factory ``obj`` returns when given
+    ``rules`` and ``seed`` (those its signature takes; no ``rules`` when ``None``). ``ValueError`` if
+    the result is no policy."""
+    options = {"seed": seed} if rules is None else {"rules": rules, "seed": seed}
+    policy = call_with_accepted(obj, **options) if is_factory(obj) else obj
+    if not callable(policy) or inspect.isclass(policy):
+        raise ValueError(f"{policy_name(obj)!r} made {policy!r}, which is not a policy (observations, action_masks) -> actions")
+    return policy
 
 
 def per_seat(opponents: OpponentPolicy | Sequence[OpponentPolicy], num_players: int) -> list[OpponentPolicy]:

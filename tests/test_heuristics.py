@@ -269,7 +269,7 @@ def test_registry_accepts_new_entries():
         assert agents.make("fixed-test").name == "fixed-test"
         assert "fixed-test" in agents.names()
     finally:
-        agents.registry._FACTORIES.pop("fixed-test")
+        agents.unregister("fixed-test")
 
 
 def test_random_agents_with_one_seed_agree():

@@ -1,0 +1,229 @@
+"""Agent specs: the one way every part of skyjo-env names an agent.
+
+Wherever an agent is named (``agents.make``, ``agents.load``, ``skyjo tournament --agents``,
+``skyjo play --opponents``, ``skyjo train --opponents``), a spec is one of:
+
+==============================  ========================================================================
+spec                            agent
+==============================  ========================================================================
+``counting``                    a registered name (:func:`~skyjo_env.agents.registry.names`: built-in,
+                                shipped PPO agents, and plug-ins of installed packages)
+``runs/mine``                   a trained agent: a run folder (its ``agent.npz``), an ``.npz`` policy
+``runs/mine/agent.npz``         file, or an RLlib checkpoint folder (``distributed`` extra)
+``mybots.greedy:Greedy``        ``module:attr`` or ``path/to/file.py:attr``, where ``attr`` is a policy,
+``bots/greedy.py:make_bot``     a factory that returns one (a class, or a callable without required
+                                arguments), or a plain function ``(observations, masks) -> actions``
+``mine=SPEC``                   any of the above, named ``mine`` in tables
+==============================  ========================================================================
+
+Factories get the game's ``rules`` and a ``seed`` where their signature takes them. A trained agent
+is named after its run folder (or its file), never after a registered name: a folder that carries a
+registered name is named by its path. A spec that does not exist, does not import, is no policy, or
+names an agent trained for another player count raises ``ValueError`` with one line that names the
+spec and the problem.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import importlib
+import importlib.util
+import inspect
+import re
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from skyjo_env.agents import registry
+from skyjo_env.agents.mlp_policy import MLPPolicy
+from skyjo_env.opponents import build, is_factory, policy_name
+from skyjo_env.rules import Rules
+
+#: The file a training run leaves its agent in.
+AGENT_FILE = "agent.npz"
+_ALIAS = re.compile(r"^([A-Za-z0-9_.+#-]+)=(.+)$")
+_MODULE = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
+
+
+class FunctionPolicy:
+    """A plain function ``(observations, masks) -> actions`` as a named policy."""
+
+    def __init__(self, function: Callable[[np.ndarray, np.ndarray], Any], name: str) -> None:
+        self.function = function
+        self.name = name
+
+    def __call__(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
+        return np.asarray(self.function(observations, action_masks))
+
+
+def make(
+    spec: Any, *, players: int | None = None, rules: Rules | None = None, seed: int | None = None, **kwargs: Any
+) -> Any:
+    """The agent ``spec`` names (see the module docstring), for a table of ``players`` seats.
+
+    ``rules`` (default ``Rules(num_players=players)``, or none: each agent's own default) and ``seed``
+    go to factories that take them;
+    other keyword arguments go to a registered name's factory as they are. ``spec`` may also be a
+    policy or a factory object. ``ValueError`` for a spec that does not resolve to a policy that fits
+    the table (the message names the spec and the problem).
+    """
+    if rules is not None and players is not None and rules.num_players != players:
+        raise ValueError(f"players={players} disagrees with rules.num_players={rules.num_players}")
+    if rules is None and players is not None:
+        rules = Rules(num_players=players)
+    policy = _from_text(spec, rules, seed, kwargs) if isinstance(spec, str) else build(spec, rules, seed)
+    if rules is not None:
+        check_fits(policy, rules.num_players, spec)
+    return policy
+
+
+def load(spec: str | Path, *, players: int | None = None, rules: Rules | None = None, **kwargs: Any) -> MLPPolicy:
+    """A trained PPO agent: a shipped name (``"ppo-2p"``), a run folder or an ``.npz`` policy file.
+
+    Keyword arguments (``greedy``, ``seed``) go to :meth:`MLPPolicy.load`.
+    """
+    policy = make(str(spec), players=players, rules=rules, **kwargs)
+    if not isinstance(policy, MLPPolicy):
+        raise ValueError(f"agent spec {str(spec)!r} is not a trained PPO agent (a shipped name, a run folder or an .npz file)")
+    return policy
+
+
+def check_fits(policy: Any, players: int, spec: Any = None) -> None:
+    """``ValueError`` if ``policy`` says (attribute ``players``) that it plays another player count."""
+    trained = getattr(policy, "players", None)
+    if trained is not None and trained != players:
+        what = f"agent {policy_name(policy)!r}" + (f" (spec {spec!r})" if isinstance(spec, str) and spec != policy_name(policy) else "")
+        raise ValueError(f"{what} was trained for {trained} players; this table has {players}")
+
+
+def trained_agent_name(path: Path) -> str:
+    """What a trained agent at ``path`` is called: its run folder's name (or its file's stem), or the
+    path itself where that name is a registered agent's."""
+    named = path.parent if path.name == AGENT_FILE else path
+    name = named.stem if named.suffix == ".npz" else named.name
+    return str(named) if name in registry.names() or not name else name
+
+
+# ---------------------------------------------------------------------------- resolution
+def _from_text(spec: str, rules: Rules | None, seed: int | None, kwargs: dict[str, Any]) -> Any:
+    alias = _ALIAS.match(spec)
+    if alias is not None:
+        policy = _from_text(alias.group(2), rules, seed, kwargs)
+        return _renamed(policy, alias.group(1))
+    factory = registry.factory(spec)
+    if factory is not None:
+        return _built(factory, spec, rules, seed, kwargs)
+    if kwargs:
+        raise ValueError(f"agent spec {spec!r} takes no options ({sorted(kwargs)}); only a registered name's factory does")
+    path = Path(spec).expanduser()
+    if path.exists():
+        return _trained(path, spec, rules, seed)
+    if ":" in spec:
+        return _imported(spec, rules, seed)
+    raise ValueError(
+        f"unknown agent {spec!r}; known agents: {', '.join(registry.names())} (or give a trained agent's "
+        "file or run folder, module:attr, or file.py:attr)"
+    )
+
+
+def _built(factory: Any, spec: str, rules: Rules | None, seed: int | None, kwargs: dict[str, Any]) -> Any:
+    """A registered name's policy; keyword options go to its factory."""
+    if kwargs and not is_factory(factory):
+        raise ValueError(f"agent {spec!r} takes no options ({sorted(kwargs)})")
+    try:
+        policy = build(functools.partial(factory, **kwargs) if kwargs else factory, rules, seed)
+    except TypeError as exc:  # an option the factory does not take
+        raise ValueError(f"agent {spec!r}: {exc}") from None
+    return _named(policy, spec)
+
+
+def _trained(path: Path, spec: str, rules: Rules | None, seed: int | None) -> Any:
+    """A trained agent from a run folder, an ``.npz`` file or an RLlib checkpoint."""
+    name = trained_agent_name(path)
+    file = path / AGENT_FILE if path.is_dir() else path
+    if path.is_dir() and not file.is_file():
+        return _rllib(path, spec, name, seed)
+    if file.suffix != ".npz":
+        raise ValueError(f"agent spec {spec!r} is a file but not an .npz policy; use file.py:attr for Python code")
+    return MLPPolicy.load(file, name=name, seed=seed, rules=rules)
+
+
+def _rllib(path: Path, spec: str, name: str, seed: int | None) -> Any:
+    """An RLlib checkpoint folder as a policy (needs Ray RLlib)."""
+    if not any(path.glob("**/class_and_ctor_args.pkl")):
+        raise ValueError(f"agent spec {spec!r} is a folder without {AGENT_FILE}, and not an RLlib checkpoint")
+    try:
+        from skyjo_env.agents.rllib_agent import RLlibPolicy
+    except ModuleNotFoundError as exc:
+        raise ValueError(f"agent spec {spec!r} is an RLlib checkpoint: it needs the 'distributed' extra ({exc})") from None
+    try:
+        return RLlibPolicy(path, name=name, seed=seed)
+    except FileNotFoundError as exc:
+        raise ValueError(f"agent spec {spec!r}: {exc}") from None
+
+
+def _imported(spec: str, rules: Rules | None, seed: int | None) -> Any:
+    """``module:attr`` or ``file.py:attr``: a policy, a factory or a plain policy function."""
+    where, _, attr = spec.rpartition(":")
+    if not attr.isidentifier():
+        raise ValueError(f"agent spec {spec!r}: {attr!r} after ':' is not a Python name")
+    module = _import_file(where, spec) if where.endswith(".py") else _import_module(where, spec)
+    if not hasattr(module, attr):
+        raise ValueError(f"agent spec {spec!r}: {where} has no attribute {attr!r}")
+    obj = getattr(module, attr)
+    if not callable(obj):
+        raise ValueError(f"agent spec {spec!r}: {attr} is a {type(obj).__name__}, not a policy or a factory")
+    try:
+        policy = build(obj, rules, seed)
+    except Exception as exc:  # the user's factory failed
+        raise ValueError(f"agent spec {spec!r}: calling {attr}() failed: {type(exc).__name__}: {exc}") from None
+    return _named(policy, attr)
+
+
+def _named(policy: Any, name: str) -> Any:
+    """``policy`` as it is if it carries a ``name``; a plain function (or a nameless callable) as a
+    :class:`FunctionPolicy` called ``name``."""
+    if inspect.isfunction(policy) or inspect.ismethod(policy) or not hasattr(policy, "name"):
+        return FunctionPolicy(policy, name)
+    return policy
+
+
+def _import_module(name: str, spec: str) -> Any:
+    if not _MODULE.match(name):
+        raise ValueError(f"agent spec {spec!r}: {name!r} is neither a module name nor a .py file")
+    try:
+        return importlib.import_module(name)
+    except Exception as exc:  # any error of the user's import
+        raise ValueError(f"agent spec {spec!r}: cannot import {name}: {type(exc).__name__}: {exc}") from None
+
+
+def _import_file(file: str, spec: str) -> Any:
+    path = Path(file).expanduser().resolve()
+    if not path.is_file():
+        raise ValueError(f"agent spec {spec!r}: no file {file}")
+    name = f"skyjo_agent_{hashlib.sha1(str(path).encode()).hexdigest()[:12]}"  # one module per file
+    if name in sys.modules:
+        return sys.modules[name]
+    module_spec = importlib.util.spec_from_file_location(name, path)
+    assert module_spec is not None and module_spec.loader is not None  # a .py file always has a loader
+    module = importlib.util.module_from_spec(module_spec)
+    sys.modules[name] = module
+    try:
+        module_spec.loader.exec_module(module)
+    except Exception as exc:  # any error of the user's code
+        del sys.modules[name]
+        raise ValueError(f"agent spec {spec!r}: running {file} failed: {type(exc).__name__}: {exc}") from None
+    return module
+
+
+def _renamed(policy: Any, name: str) -> Any:
+    """``policy`` labelled ``name`` (its own attribute where it can take one)."""
+    try:
+        policy.name = name
+    except AttributeError:
+        return FunctionPolicy(policy, name)
+    return policy
