@@ -50,8 +50,8 @@ QUICKSTART = [
     5. a small tournament with plots,
     6. exporting a game half-way and continuing or replaying it exactly.
 
-    The rules are in `RULES.md` at the root of the repository; each rule has an id (R1, R2, ...)
-    that the code and this notebook cite.
+    The rules are in [`RULES.md`](../RULES.md) at the root of the repository; each rule has an id
+    (R1, R2, ...) that the code and this notebook cite.
     """),
     code("""
     %matplotlib inline
