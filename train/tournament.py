@@ -33,6 +33,7 @@ from skyjo_env.agents.base import Policy
 from skyjo_env.engine import OVER, SkyjoEngine
 from skyjo_env.observation import observe
 from skyjo_env.rules import Rules
+from skyjo_env.train.progress import Progress
 from skyjo_env.train.stats import mean_interval, wilson_interval
 
 RATING_MODEL = "OpenSkill Plackett-Luce"
@@ -151,7 +152,7 @@ def run_tournament(
         games: at least 1.
         rules: rule options; ``num_players`` is set to ``players``.
         seed: seeds the deals and the line-ups.
-        progress: show a tqdm progress bar of finished games.
+        progress: report finished games (:class:`~skyjo_env.train.progress.Progress`, on stderr).
         max_steps: abandon a game after this many actions (see ``unfinished``).
     """
     agents = list(agents)
@@ -184,8 +185,6 @@ class _Play:
 
 
 def _play(agents: list[Policy], seats: np.ndarray, rules: Rules, seed: int, progress: bool, max_steps: int) -> _Play:
-    from tqdm import tqdm
-
     G, P = seats.shape
     engine = SkyjoEngine(rules, G, seed=seed, auto_reset=False, reward="none")
     totals = np.zeros((G, P), dtype=np.int64)
@@ -195,7 +194,7 @@ def _play(agents: list[Policy], seats: np.ndarray, rules: Rules, seed: int, prog
     round_game: list[np.ndarray] = []
     round_score: list[np.ndarray] = []
     active = np.arange(G)
-    with tqdm(total=G, unit="game", disable=not progress, desc=f"{P}-player games") as bar:
+    with Progress(G, f"{P}-player games", "games", enabled=progress) as bar:
         while active.size:
             seat = engine.current[active].astype(np.int64)
             who = seats[active, seat]
