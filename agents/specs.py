@@ -109,25 +109,48 @@ def trained_agent_name(path: Path) -> str:
 
 
 # ---------------------------------------------------------------------------- resolution
-def _from_text(spec: str, rules: Rules | None, seed: int | None, kwargs: dict[str, Any]) -> Any:
+def check(spec: str) -> None:
+    """``ValueError`` unless ``spec`` can name an agent: a registered name, an existing file or
+    folder, ``module:attr`` or ``file.py:attr`` (not imported yet), or ``alias=SPEC`` of one."""
+    kind, rest = _classify(spec)
+    if kind == "alias":
+        check(rest)
+
+
+def _classify(spec: str) -> tuple[str, str]:
+    """``(kind, rest)``: ``("alias", inner spec)``, ``("name", spec)``, ``("path", spec)`` or
+    ``("import", spec)``; ``ValueError`` for a spec that is none of them."""
+    if not isinstance(spec, str) or not spec.strip():
+        raise ValueError(f"an agent spec must be a non-empty string, got {spec!r}")
     alias = _ALIAS.match(spec)
     if alias is not None:
-        policy = _from_text(alias.group(2), rules, seed, kwargs)
-        return _renamed(policy, alias.group(1))
-    factory = registry.factory(spec)
-    if factory is not None:
-        return _built(factory, spec, rules, seed, kwargs)
-    if kwargs:
-        raise ValueError(f"agent spec {spec!r} takes no options ({sorted(kwargs)}); only a registered name's factory does")
-    path = Path(spec).expanduser()
-    if path.exists():
-        return _trained(path, spec, rules, seed)
+        return "alias", alias.group(2)
+    if spec in registry.names():
+        return "name", spec
+    if Path(spec).expanduser().exists():
+        return "path", spec
     if ":" in spec:
-        return _imported(spec, rules, seed)
+        return "import", spec
     raise ValueError(
         f"unknown agent {spec!r}; known agents: {', '.join(registry.names())} (or give a trained agent's "
         "file or run folder, module:attr, or file.py:attr)"
     )
+
+
+def _from_text(spec: str, rules: Rules | None, seed: int | None, kwargs: dict[str, Any]) -> Any:
+    kind, rest = _classify(spec)
+    if kind == "alias":
+        alias = spec[: len(spec) - len(rest) - 1]
+        return _renamed(_from_text(rest, rules, seed, kwargs), alias)
+    if kind == "name":
+        factory = registry.factory(spec)
+        assert factory is not None  # _classify found the name
+        return _built(factory, spec, rules, seed, kwargs)
+    if kwargs:
+        raise ValueError(f"agent spec {spec!r} takes no options ({sorted(kwargs)}); only a registered name's factory does")
+    if kind == "path":
+        return _trained(Path(spec).expanduser(), spec, rules, seed)
+    return _imported(spec, rules, seed)
 
 
 def _built(factory: Any, spec: str, rules: Rules | None, seed: int | None, kwargs: dict[str, Any]) -> Any:

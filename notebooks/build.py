@@ -414,7 +414,6 @@ TRAINING = [
     %matplotlib inline
     import json
     import os
-    import shutil
     import time
     from pathlib import Path
 
@@ -459,17 +458,17 @@ TRAINING = [
     """),
     code("""
     OUT = Path("runs/notebook-ppo")
-    shutil.rmtree(OUT, ignore_errors=True)  # eval.jsonl is appended to: start this run's folder afresh
     if SMALL:
+        FINAL_GAMES = 8
         config = TrainConfig(total_timesteps=2_048, num_envs=32, n_steps=32, batch_size=512, net_arch=[64, 64],
                              eval_every=1_024, eval_games=4, snapshot_every=1_024, checkpoint_every=0,
-                             warm_start_samples=4_096, warm_start_epochs=1, out_dir=str(OUT))
-        FINAL_GAMES = 8
+                             warm_start_samples=4_096, warm_start_epochs=1, final_games=FINAL_GAMES, out_dir=str(OUT))
     else:
+        FINAL_GAMES = 2_000
         config = TrainConfig(total_timesteps=1_500_000, num_envs=128, n_steps=32, batch_size=1_024, net_arch=[128, 128],
                              eval_every=100_000, eval_games=200, snapshot_every=100_000, checkpoint_every=0,
-                             warm_start_samples=300_000, warm_start_epochs=4, time_limit_minutes=10, out_dir=str(OUT))  # on a slow machine, stop learning at 10 minutes
-        FINAL_GAMES = 2_000
+                             warm_start_samples=300_000, warm_start_epochs=4, time_limit_minutes=10,  # on a slow machine, stop learning at 10 minutes
+                             final_games=FINAL_GAMES, out_dir=str(OUT))
     print(f"budget {BUDGET!r}: {config.total_timesteps:,} learner steps, {FINAL_GAMES} games in the final tournament")
     print({k: v for k, v in config.to_dict().items() if k in (
         "players", "total_timesteps", "num_envs", "n_steps", "batch_size", "net_arch", "opponents", "reward",
@@ -484,7 +483,7 @@ TRAINING = [
     """),
     code("""
     started = time.perf_counter()
-    outcome = train(config, progress=False, final_games=FINAL_GAMES)
+    outcome = train(config, overwrite=True, progress=False)  # overwrite: a second run of this cell starts afresh
     print(f"trained {outcome.timesteps:,} learner steps in {time.perf_counter() - started:.0f} s")
     print("files:", sorted(p.name for p in OUT.iterdir()))
     """),

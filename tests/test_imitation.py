@@ -10,7 +10,7 @@ import pytest
 
 pytest.importorskip("sb3_contrib")
 
-import agents  # noqa: E402
+from skyjo_env import agents  # noqa: E402
 from skyjo_env.rules import Rules  # noqa: E402
 from skyjo_env.train.config import TrainConfig  # noqa: E402
 from skyjo_env.train.imitation import agreement, clone, collect  # noqa: E402

@@ -47,7 +47,7 @@ def trained(local_ray, tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("rllib") / "run"
     rllib_ppo.main(
         ["--players", "2", "--iterations", "2", "--env-runners", "2", "--envs-per-runner", "2",
-         "--train-batch-size", "256", "--minibatch-size", "64", "--num-epochs", "1", "--hidden", "32",
+         "--train-batch-size", "256", "--batch-size", "64", "--n-epochs", "1", "--net-arch", "32",
          "--self-play", "frozen", "--sync-every", "1", "--checkpoint-frequency", "0", "--out", str(out)]
     )  # fmt: skip
     return out

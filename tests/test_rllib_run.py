@@ -7,27 +7,32 @@ import importlib.util
 
 import pytest
 
-from skyjo_env.train.rllib_run import RLlibRun, add_rllib_arguments, parse_rules, run_from_args, run_rllib
+from skyjo_env.train.cli import build_parser, main, rllib_run_from_args
+from skyjo_env.train.rllib_run import RLlibRun, add_rllib_flags
 
 
-def test_options_join_a_parser_that_has_the_shared_ones():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--players", type=int, default=4)
-    parser.add_argument("--out", default="runs/x")
-    add_rllib_arguments(parser)
-    args = parser.parse_args(["--iterations", "3", "--address", "head:6379", "--rule", "end_score=50", "--hidden", "64", "64"])
-    run = run_from_args(args, rules={"num_players": 4, "column_rule": False, "end_score": 100})
-    assert (run.players, run.iterations, run.out, run.env_runners, run.hidden) == (4, 3, "runs/x", 2, [64, 64])
-    assert args.address == "head:6379"
-    assert run.rules == {"column_rule": False, "end_score": 50}  # --rule overrides the caller's rules
+def test_skyjo_train_flags_make_the_run_with_the_shared_ones():
+    args = build_parser().parse_args(
+        ["train", "--backend", "rllib", "--players", "4", "--out", "runs/x", "--iterations", "3", "--address", "head:6379",
+         "--net-arch", "64", "64", "--learning-rate", "1e-3", "--no-column-rule", "--end-score", "50"]
+    )  # fmt: skip
+    run = rllib_run_from_args(args)
+    assert (run.players, run.iterations, run.out_dir, run.env_runners, run.net_arch) == (4, 3, "runs/x", 2, [64, 64])
+    assert run.address == "head:6379" and run.learning_rate == 1e-3
+    assert run.rules == {"column_rule": False, "end_score": 50}  # the shared rule flags (R13, R19)
     assert run.env_config() == {"num_players": 4, "reward": "score", "column_rule": False, "end_score": 50}
+
+
+def test_defaults_name_the_output_folder_after_the_player_count():
+    run = rllib_run_from_args(build_parser().parse_args(["train", "--backend", "rllib", "--players", "3"]))
+    assert run.out_dir == "runs/rllib-3p" and run.rules == {}
 
 
 def test_an_option_with_another_meaning_is_refused():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--num-epochs", type=int, default=10)
-    with pytest.raises(ValueError, match=r"--num-epochs"):
-        add_rllib_arguments(parser)
+    parser.add_argument("--n-epochs", type=int, default=10)
+    with pytest.raises(ValueError, match=r"--n-epochs"):
+        add_rllib_flags(parser)
 
 
 @pytest.mark.parametrize(
@@ -37,9 +42,10 @@ def test_an_option_with_another_meaning_is_refused():
         ({"rules": {"reward": "result"}}, "unknown rule option"),
         ({"rules": {"end_score": 0}}, "end_score=0"),
         ({"self_play": "league"}, "self_play"),
-        ({"train_batch_size": 100, "minibatch_size": 200}, "minibatch_size=200"),
+        ({"train_batch_size": 100, "batch_size": 200}, "batch_size=200"),
         ({"env_runners": -1}, "env_runners"),
-        ({"hidden": []}, "hidden"),
+        ({"net_arch": []}, "net_arch"),
+        ({"learning_rate": "fast"}, "learning_rate='fast'"),
     ],
 )
 def test_bad_settings_are_refused_before_ray_starts(settings, message):
@@ -47,17 +53,13 @@ def test_bad_settings_are_refused_before_ray_starts(settings, message):
         RLlibRun(**settings)
 
 
-def test_rule_values_are_json_or_text():
-    assert parse_rules(["end_score=50", "column_rule=false", "next_starter=round_ender"]) == {
-        "end_score": 50, "column_rule": False, "next_starter": "round_ender",
-    }  # fmt: skip
-    with pytest.raises(ValueError, match="NAME=VALUE"):
-        parse_rules(["end_score"])
+def test_sb3_only_options_are_refused_with_the_rllib_backend(capsys):
+    assert main(["train", "--backend", "rllib", "--resume", "runs/x"]) == 2
+    assert "options of the sb3 backend" in capsys.readouterr().err
 
 
 @pytest.mark.skipif(importlib.util.find_spec("ray") is not None, reason="Ray is installed here")
-def test_without_ray_the_error_names_the_extra():
-    parser = argparse.ArgumentParser()
-    add_rllib_arguments(parser)
-    with pytest.raises(RuntimeError, match=r"\.\[distributed\]"):
-        run_rllib(parser.parse_args([]))
+def test_without_ray_the_error_names_the_extra(capsys):
+    assert main(["train", "--backend", "rllib", "--iterations", "1"]) == 2
+    err = capsys.readouterr().err
+    assert "skyjo-env[distributed]" in err and "Traceback" not in err

@@ -10,7 +10,7 @@ import pytest
 
 pytest.importorskip("sb3_contrib")
 
-import agents  # noqa: E402
+from skyjo_env import agents  # noqa: E402
 from skyjo_env.agents.mlp_policy import MLPPolicy  # noqa: E402
 from skyjo_env.agents.pretrained import available, load  # noqa: E402
 from skyjo_env.actions import NUM_ACTIONS  # noqa: E402
@@ -41,15 +41,16 @@ def test_short_training_improves_the_win_rate_against_random(tmp_path: Path) -> 
         return evaluate(policy, config, games=400, seed=1)["random"]["win_rate"]
 
     before = win_rate()
-    run.learn(progress=False)
+    run.learn()
     after = win_rate()
     assert after > before + 0.15, (before, after)
 
 
 def test_train_writes_the_agent_results_and_a_checkpoint(tmp_path: Path) -> None:
-    outcome = train(small_config(tmp_path), progress=False, final_games=8)
+    outcome = train(small_config(tmp_path, final_games=8), progress=False)
     assert outcome.timesteps >= 4096
-    assert {a.name for a in outcome.tournament.agents} == {"ppo-2p", "random"}
+    # A trained agent is named after its run folder, never after a shipped agent (ppo-2p).
+    assert outcome.agent_name == tmp_path.name and {a.name for a in outcome.tournament.agents} == {tmp_path.name, "random"}
     agent = MLPPolicy.load(outcome.agent_path)
     assert agent.metadata["players"] == 2 and agent.metadata["timesteps"] == outcome.timesteps
     for name in ("model.zip", "config.json", "state.json", "pool/pool.json"):
@@ -61,7 +62,7 @@ def test_train_writes_the_agent_results_and_a_checkpoint(tmp_path: Path) -> None
 
 def test_resuming_continues_steps_optimiser_and_pool(tmp_path: Path) -> None:
     first = Run(small_config(tmp_path))
-    first.learn(progress=False)
+    first.learn()
     steps = first.model.num_timesteps
     pool = [s.name for s in first.pool.snapshots]
     optimiser = first.model.policy.optimizer.state_dict()["state"]
@@ -70,25 +71,25 @@ def test_resuming_continues_steps_optimiser_and_pool(tmp_path: Path) -> None:
     assert [s.name for s in resumed.pool.snapshots] == pool
     restored = resumed.model.policy.optimizer.state_dict()["state"]
     assert all(np.allclose(restored[k]["exp_avg"], optimiser[k]["exp_avg"]) for k in optimiser)
-    resumed.learn(progress=False)
+    resumed.learn()
     assert resumed.model.num_timesteps >= 8192
     assert len(resumed.pool.snapshots) > len(pool)  # snapshots go on being taken
 
 
 def test_resuming_applies_the_configs_ppo_settings(tmp_path: Path) -> None:
-    Run(small_config(tmp_path)).learn(progress=False)
+    Run(small_config(tmp_path)).learn()
     resumed = Run(small_config(tmp_path, total_timesteps=6144, learning_rate=1e-5, ent_coef=0.0, n_epochs=2),
                   resume=tmp_path / "checkpoint")  # fmt: skip
     assert (resumed.model.ent_coef, resumed.model.n_epochs) == (0.0, 2)
-    resumed.learn(progress=False)
+    resumed.learn()
     assert resumed.model.policy.optimizer.param_groups[0]["lr"] == pytest.approx(1e-5)
 
 
 def test_an_advised_run_clones_its_teacher_and_exports_an_advised_agent(tmp_path: Path) -> None:
     # agents/advice.py: the networks read the counting player's advice; cloning it is quick.
     config = small_config(tmp_path, advice="counting", warm_start="counting", warm_start_samples=30_000,
-                          warm_start_epochs=8)  # fmt: skip
-    outcome = train(config, progress=False, final_games=8)
+                          warm_start_epochs=8, final_games=8)  # fmt: skip
+    outcome = train(config, progress=False)
     warm = json.loads((tmp_path / "warm_start.json").read_text())
     assert warm["epochs"][-1]["agreement"] > 0.9  # without the advice: about 0.67
     agent = MLPPolicy.load(outcome.agent_path)
@@ -99,7 +100,7 @@ def test_an_advised_run_clones_its_teacher_and_exports_an_advised_agent(tmp_path
 
 def test_a_time_limit_stops_learning_early(tmp_path: Path) -> None:
     run = Run(small_config(tmp_path, total_timesteps=10_000_000, time_limit_minutes=0.05))
-    run.learn(progress=False)
+    run.learn()
     assert run.model.num_timesteps < 10_000_000
 
 

@@ -12,30 +12,32 @@ from gymnasium import spaces
 from stable_baselines3.common.vec_env import VecEnv, VecEnvWrapper
 
 from skyjo_env.agents.advice import ADVICE_SIZE, check_advisor, with_advice
+from skyjo_env.rules import Rules
 
 
 class AdvisedVecEnv(VecEnvWrapper):
     """Observations ``(N, obs + ADVICE_SIZE)``: the wrapped env's, then the advice of ``advisor``."""
 
-    def __init__(self, venv: VecEnv, advisor: str) -> None:
+    def __init__(self, venv: VecEnv, advisor: str, rules: Rules | None = None) -> None:
         check_advisor(advisor)
         inner = venv.observation_space
         low = np.concatenate([inner.low, np.zeros(ADVICE_SIZE, dtype=np.float32)])
         high = np.concatenate([inner.high, np.ones(ADVICE_SIZE, dtype=np.float32)])
         super().__init__(venv, observation_space=spaces.Box(low, high, dtype=np.float32))
         self.advisor = advisor
+        self.rules = rules  #: the rules the advice follows (default: the default rules for the player count)
 
     def reset(self) -> np.ndarray:
-        return with_advice(self.advisor, self.venv.reset(), self.venv.action_masks())
+        return with_advice(self.advisor, self.venv.reset(), self.venv.action_masks(), self.rules)
 
     def step_wait(self):
         obs, rewards, dones, infos = self.venv.step_wait()
-        obs = with_advice(self.advisor, obs, self.venv.action_masks())
+        obs = with_advice(self.advisor, obs, self.venv.action_masks(), self.rules)
         ended = [i for i, info in enumerate(infos) if "terminal_observation" in info]
         if ended:
             # A finished game has no legal action: its advice reads "nothing to play".
             last = np.stack([infos[i]["terminal_observation"] for i in ended])
-            advised = with_advice(self.advisor, last, np.zeros((len(ended), self.action_space.n), dtype=bool))
+            advised = with_advice(self.advisor, last, np.zeros((len(ended), self.action_space.n), dtype=bool), self.rules)
             for i, row in zip(ended, advised):
                 infos[i]["terminal_observation"] = row
         return obs, rewards, dones, infos

@@ -13,6 +13,7 @@ Only turns of games that ended inside the collection window are kept, so every r
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -49,12 +50,14 @@ def collect(
     reward_scale: float = 0.1,
     advice: str | None = None,
     seed: int = 0,
+    progress: Callable[[int], None] | None = None,
 ) -> Demonstrations:
     """About ``samples`` learner turns of ``teacher`` against copies of itself, with exact returns.
 
     ``num_envs`` games are played side by side for ``samples // num_envs`` turns each; by default
     ``samples // 500`` games (1 to 1024), so that most of the window lies in finished games.
-    With ``advice``, the recorded observations carry that heuristic's advice (:mod:`skyjo_env.agents.advice`).
+    With ``advice``, the recorded observations carry that heuristic's advice (:mod:`skyjo_env.agents.advice`,
+    under ``rules``). ``progress(turns)`` is told the turns collected so far after every step.
     """
     if num_envs is None:
         num_envs = min(1024, max(1, samples // 500))
@@ -72,8 +75,10 @@ def collect(
     for t in range(steps):
         masks[t] = env.action_masks()
         actions[t] = teacher(obs, masks[t])
-        observations[t] = with_advice(advice, obs, masks[t]) if advice else obs
+        observations[t] = with_advice(advice, obs, masks[t], rules) if advice else obs
         obs, rewards[t], dones[t], _ = env.step(actions[t])
+        if progress is not None:
+            progress((t + 1) * num_envs)
     returns = np.zeros_like(rewards)
     following = np.zeros(num_envs, dtype=np.float32)
     for t in range(steps - 1, -1, -1):
@@ -94,12 +99,14 @@ def clone(
     learning_rate: float = 2e-3,
     vf_coef: float = 0.5,
     seed: int = 0,
+    progress: Callable[[int], None] | None = None,
 ) -> list[dict[str, float]]:
     """Fit ``policy``'s actor to the teacher's actions and its critic to the returns.
 
     One-cycle learning-rate schedule peaking at ``learning_rate``; a separate optimiser, so the
     PPO optimiser starts fresh. Returns per epoch the mean losses and the share of turns where
     the actor's most likely action is the teacher's (``agreement``, on up to 50,000 turns).
+    ``progress(epochs)`` is told the epochs done after each one.
     """
     if len(demos) < batch_size:
         raise ValueError(f"{len(demos)} demonstrations are fewer than one batch of {batch_size}")
@@ -132,6 +139,8 @@ def clone(
             "agreement": agreement(policy, demos),
             "seconds": time.perf_counter() - started,
         })  # fmt: skip
+        if progress is not None:
+            progress(epoch + 1)
     policy.set_training_mode(False)
     return history
 

@@ -1,10 +1,10 @@
 """Train a MaskablePPO agent on the batched vector env against heuristics and its own snapshots.
 
-Read top to bottom, CleanRL-style: build the opponent mixture and the vector env, build (or
-resume) the model, warm-start a new one from a teacher heuristic (:mod:`skyjo_env.train.imitation`), then
-learn with three callbacks — self-play snapshots, evaluation against
-each heuristic (win rate in TensorBoard and ``eval.jsonl``) and checkpoints — and finally export
-the actor as a numpy policy (``agent.npz``) and measure it in a tournament.
+Read top to bottom, CleanRL-style: check the run folder, build the opponent mixture and the vector
+env under the run's rules, build (or resume) the model, warm-start a new one from a teacher
+(:mod:`skyjo_env.train.imitation`), then learn with callbacks — progress, self-play snapshots,
+evaluation against each heuristic (printed, in TensorBoard and ``eval.jsonl``), checkpoints — and
+finally export the actor as a numpy policy (``agent.npz``) and measure it in a tournament.
 
     skyjo train --total-timesteps 200000 --out runs/quick
 """
@@ -12,67 +12,84 @@ the actor as a numpy policy (``agent.npz``) and measure it in a tournament.
 from __future__ import annotations
 
 import json
+import shutil
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import torch
 from sb3_contrib import MaskablePPO
-from threadpoolctl import threadpool_limits
 from stable_baselines3.common.callbacks import BaseCallback, CallbackList
+from threadpoolctl import threadpool_limits
 
-from skyjo_env import agents
+from skyjo_env.agents import specs
 from skyjo_env.agents.mlp_policy import MLPPolicy
-from skyjo_env.rules import Rules
 from skyjo_env.sb3_vec_env import SkyjoSB3VecEnv
 from skyjo_env.train.advised_env import AdvisedVecEnv
-from skyjo_env.train.config import SELF, TrainConfig
+from skyjo_env.train.config import CHECKPOINT, SELF, TrainConfig
 from skyjo_env.train.imitation import clone, collect
+from skyjo_env.train.progress import Progress
 from skyjo_env.train.selfplay import OpponentPool, snapshot
 from skyjo_env.train.shaping import ShapedReward
 from skyjo_env.train.tournament import TournamentResult, run_tournament
 
 ACTIVATION_MODULES = {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU}
-CHECKPOINT = "checkpoint"
+#: What a run writes into its folder; ``overwrite`` removes exactly these.
+RUN_FILES = ("config.json", "warm_start.json", "eval.jsonl", "results.json", specs.AGENT_FILE, CHECKPOINT, "tensorboard")
 
 
 @dataclass
 class TrainOutcome:
-    """Where a run left its agent, and how the final tournament went."""
+    """Where a run left its agent, how it fared, and how long it took."""
 
     agent_path: Path
+    agent_name: str
+    final_eval: dict[str, dict[str, float]]  #: head-to-head figures against each evaluation agent
     tournament: TournamentResult
-    timesteps: int
-    seconds: float
+    timesteps: int  #: learner steps of the run in total (all resumes)
+    run_timesteps: int  #: learner steps of this call
+    seconds: float  #: wall time of this call
+    total_seconds: float  #: wall time of the run in total (all resumes)
 
 
 # ---------------------------------------------------------------------------- evaluation
 def learner_policy(model: MaskablePPO, config: TrainConfig, name: str = "ppo") -> MLPPolicy:
-    """The learner's current actor as a greedy numpy policy."""
-    metadata = {"players": config.players, "timesteps": int(model.num_timesteps), "config": config.to_dict()}
+    """The learner's current actor as a greedy numpy policy (its metadata: players, rules, steps, config)."""
+    metadata = {
+        "players": config.players, "rules": config.game_rules.to_dict(), "timesteps": int(model.num_timesteps),
+        "config": config.to_dict(),
+    }  # fmt: skip
     return snapshot(model.policy, config.activation, name, metadata, config.advice)
 
 
 def evaluate(policy: MLPPolicy, config: TrainConfig, games: int, seed: int) -> dict[str, dict[str, float]]:
-    """Win rate and mean game total of ``policy`` against each evaluation heuristic.
+    """Win rate (with its 95% interval) and mean game total of ``policy`` against each evaluation agent.
 
-    The learner plays every seat in turn against ``players - 1`` copies of the heuristic.
+    The learner plays every seat in turn against ``players - 1`` copies of the agent.
     """
+    rules = config.game_rules
     out = {}
     for i, name in enumerate(config.eval_opponents):
-        others = [agents.make(name, seed=seed + i * 10 + k) for k in range(config.players - 1)]
-        result = run_tournament([policy, *others], config.players, games, seed=seed + i, progress=False)
+        others = [specs.make(name, rules=rules, seed=seed + i * 10 + k) for k in range(config.players - 1)]
+        result = run_tournament([policy, *others], config.players, games, rules=rules, seed=seed + i, progress=False)
         mine = result.agents[0]
         out[name] = {"win_rate": mine.win_rate, "win_ci_low": mine.win_ci[0], "win_ci_high": mine.win_ci[1],
-                     "mean_game_total": mine.mean_game_total}
+                     "mean_game_total": mine.mean_game_total}  # fmt: skip
     return out
+
+
+def describe(figures: dict[str, dict[str, float]]) -> str:
+    """Evaluation figures as one line: ``counting 0.512 (0.481-0.543), ...``."""
+    return ", ".join(f"{name} {f['win_rate']:.3f} ({f['win_ci_low']:.3f}-{f['win_ci_high']:.3f})" for name, f in figures.items())
 
 
 # ---------------------------------------------------------------------------- callbacks
 class Every(BaseCallback):
     """Calls ``action(timesteps)`` each time the run passes a multiple of ``interval`` steps."""
 
-    def __init__(self, interval: int, action) -> None:
+    def __init__(self, interval: int, action: Callable[[int], Any]) -> None:
         super().__init__()
         self.interval = interval
         self.action = action
@@ -99,33 +116,57 @@ class Deadline(BaseCallback):
         return time.perf_counter() < self.end
 
 
-class Run:
-    """One training run: its config, opponent pool, env, model and output files."""
+class ProgressCallback(BaseCallback):
+    """Reports the learner steps of a ``learn`` call on a :class:`Progress`."""
 
-    def __init__(self, config: TrainConfig, resume: Path | None = None) -> None:
+    def __init__(self, progress: Progress) -> None:
+        super().__init__()
+        self.progress = progress
+
+    def _on_step(self) -> bool:
+        self.progress.set(int(self.model.num_timesteps))
+        return True
+
+
+class Run:
+    """One training run: its config, opponent pool, env, model and output files.
+
+    Everything that can fail on bad input (the run folder, the opponents, the checkpoint to resume)
+    is checked before anything is written.
+    """
+
+    def __init__(
+        self,
+        config: TrainConfig,
+        resume: Path | None = None,
+        *,
+        overwrite: bool = False,
+        progress: bool = True,
+        say: Callable[[str], None] = print,
+    ) -> None:
         self.config = config
         self.started = time.perf_counter()
+        self.show_progress = progress
+        self.say = say
         self.out = Path(config.out_dir)
-        self.out.mkdir(parents=True, exist_ok=True)
+        check_run_folder(self.out, resume=resume is not None, overwrite=overwrite)
         torch.manual_seed(config.seed)
         # One thread each for torch and numpy's BLAS: on 2 cores, thread pools that spin against
         # the env's numpy work (or other processes) cost far more than they gain.
         torch.set_num_threads(1)
         threadpool_limits(1)
-        self.pool = OpponentPool(config.opponents, config.pool_size, seed=config.seed)
-        self.env = SkyjoSB3VecEnv(
-            config.num_envs,
-            rules=Rules(num_players=config.players),
-            reward=config.reward,
-            reward_scale=config.reward_scale,
-            seed=config.seed,
-        )
+        rules = self.rules = config.game_rules
+        self.pool = OpponentPool(config.opponents, config.pool_size, rules=rules, seed=config.seed)
+        self.env = SkyjoSB3VecEnv(config.num_envs, rules, reward=config.reward, reward_scale=config.reward_scale, seed=config.seed)
         self.venv = ShapedReward(self.env, config.players, config.gamma, config.reward_scale) if config.shaping else self.env
         if config.advice is not None:
-            self.venv = AdvisedVecEnv(self.venv, config.advice)
+            self.venv = AdvisedVecEnv(self.venv, config.advice, rules)
+        self.previous_seconds = 0.0
         if resume is not None:
-            self.model = self._resume(resume)
+            self.model, self.previous_seconds = self._resume(Path(resume))
         else:
+            if overwrite:
+                remove_run_files(self.out)
             self.model = MaskablePPO(
                 "MlpPolicy",
                 self.venv,
@@ -135,8 +176,10 @@ class Run:
                 seed=config.seed,
                 verbose=0,
             )
-            if config.warm_start is not None:
-                self.warm_start()
+        self.out.mkdir(parents=True, exist_ok=True)
+        config.save(self.out / "config.json")
+        if resume is None and config.warm_start is not None:
+            self.warm_start()
         if SELF in config.opponents and not self.pool.snapshots:
             self.add_snapshot(self.model.num_timesteps)
         self._update_opponents()
@@ -144,12 +187,16 @@ class Run:
     def warm_start(self) -> None:
         """Behaviour-clone the teacher ``config.warm_start`` into the fresh model (``warm_start.json``)."""
         c = self.config
-        teacher = agents.make(c.warm_start, seed=c.seed)
-        demos = collect(teacher, self.env.rules, c.warm_start_samples, gamma=c.gamma, reward=c.reward,
-                        reward_scale=c.reward_scale, advice=c.advice, seed=c.seed + 1)  # fmt: skip
-        history = clone(self.model.policy, demos, epochs=c.warm_start_epochs, seed=c.seed)
+        self.say(f"warm start: cloning {c.warm_start}'s play ({c.warm_start_samples:,} turns, {c.warm_start_epochs} epochs)")
+        teacher = specs.make(c.warm_start, rules=self.rules, seed=c.seed)
+        with Progress(c.warm_start_samples, "warm start: collecting", "turns", enabled=self.show_progress) as bar:
+            demos = collect(teacher, self.rules, c.warm_start_samples, gamma=c.gamma, reward=c.reward,
+                            reward_scale=c.reward_scale, advice=c.advice, seed=c.seed + 1, progress=bar.set)  # fmt: skip
+        with Progress(c.warm_start_epochs, "warm start: fitting", "epochs", enabled=self.show_progress) as bar:
+            history = clone(self.model.policy, demos, epochs=c.warm_start_epochs, seed=c.seed, progress=bar.set)
         record = {"teacher": c.warm_start, "turns": len(demos), "epochs": history}
         (self.out / "warm_start.json").write_text(json.dumps(record, indent=2) + "\n")
+        self.say(f"warm start: {len(demos):,} turns kept, agreement with {c.warm_start} {history[-1]['agreement']:.3f}")
 
     # -------------------------------------------------------------- periodic actions
     def add_snapshot(self, timesteps: int) -> None:
@@ -160,7 +207,8 @@ class Run:
         policies, weights = self.pool.policies_and_weights()
         self.env.set_opponents(policies, weights)
 
-    def run_evaluation(self, timesteps: int) -> dict:
+    def run_evaluation(self, timesteps: int) -> dict[str, dict[str, float]]:
+        """Evaluate against each heuristic: printed, logged to TensorBoard and to ``eval.jsonl``."""
         figures = evaluate(learner_policy(self.model, self.config), self.config, self.config.eval_games, seed=timesteps)
         for name, f in figures.items():
             self.model.logger.record(f"eval/win_rate_vs_{name}", f["win_rate"])
@@ -168,6 +216,7 @@ class Run:
         self.model.logger.dump(timesteps)
         with open(self.out / "eval.jsonl", "a") as f:
             f.write(json.dumps({"timesteps": int(timesteps), "vs": figures}) + "\n")
+        self.say(f"evaluation at {timesteps:,} steps ({self.config.eval_games:,} games each), win rate vs {describe(figures)}")
         return figures
 
     def save_checkpoint(self, timesteps: int) -> None:
@@ -176,17 +225,19 @@ class Run:
         self.model.save(folder / "model.zip")  # weights, optimiser state and step count
         self.pool.save(folder / "pool")
         self.config.save(folder / "config.json")
-        (folder / "state.json").write_text(json.dumps({"timesteps": int(timesteps)}) + "\n")
+        state = {"timesteps": int(timesteps), "seconds": self.previous_seconds + time.perf_counter() - self.started}
+        (folder / "state.json").write_text(json.dumps(state) + "\n")
 
-    def _hyperparameters(self) -> dict:
+    def _hyperparameters(self) -> dict[str, Any]:
         """The PPO settings of the config (a resumed run takes them from the config too)."""
         c = self.config
         names = ("learning_rate", "n_steps", "batch_size", "n_epochs", "gamma", "gae_lambda", "clip_range", "ent_coef",
                  "vf_coef", "max_grad_norm")  # fmt: skip
         return {name: getattr(c, name) for name in names}
 
-    def _resume(self, folder: Path) -> MaskablePPO:
-        folder = Path(folder)
+    def _resume(self, folder: Path) -> tuple[MaskablePPO, float]:
+        """The checkpoint's model (pool loaded too) and the seconds trained before."""
+        state = read_state(folder)
         if not (folder / "model.zip").is_file():
             raise ValueError(f"{folder} is not a checkpoint folder: it has no model.zip")
         try:
@@ -195,41 +246,105 @@ class Run:
         except Exception as exc:  # SB3 raises many kinds on a damaged zip
             raise ValueError(f"cannot load checkpoint {folder / 'model.zip'}: {exc}") from exc
         self.pool.load(folder / "pool")
-        return model
+        return model, state["seconds"]
 
     # -------------------------------------------------------------- the loop
-    def learn(self, progress: bool = True) -> None:
+    def learn(self) -> None:
         c = self.config
-        callbacks = [Every(c.snapshot_every, self.add_snapshot)] if SELF in c.opponents else []
+        done = int(self.model.num_timesteps)
+        progress = Progress(c.total_timesteps, "PPO", "steps", enabled=self.show_progress, start=done)
+        callbacks: list[BaseCallback] = [ProgressCallback(progress)]
+        if SELF in c.opponents:
+            callbacks.append(Every(c.snapshot_every, self.add_snapshot))
         if c.eval_every:
             callbacks.append(Every(c.eval_every, self.run_evaluation))
         if c.checkpoint_every:
             callbacks.append(Every(c.checkpoint_every, self.save_checkpoint))
         if c.time_limit_minutes is not None:
             callbacks.append(Deadline(self.started + 60 * c.time_limit_minutes))  # the warm start counts too
-        remaining = c.total_timesteps - self.model.num_timesteps
-        if remaining > 0:
-            self.model.learn(
-                remaining,
-                callback=CallbackList(callbacks),
-                progress_bar=progress,
-                reset_num_timesteps=False,
-                tb_log_name="ppo",
-            )
+        with progress:
+            self.model.learn(c.total_timesteps - done, callback=CallbackList(callbacks), reset_num_timesteps=False, tb_log_name="ppo")
+            stopped = "" if self.model.num_timesteps >= c.total_timesteps else f"time limit of {c.time_limit_minutes:g} min reached"
+            progress.close(stopped)
         self.save_checkpoint(self.model.num_timesteps)
 
 
-def train(config: TrainConfig, resume: str | Path | None = None, progress: bool = True, final_games: int = 2000) -> TrainOutcome:
-    """Train (or resume) a run, export ``agent.npz``, and measure it against the heuristics."""
+def check_run_folder(out: Path, *, resume: bool, overwrite: bool) -> None:
+    """``ValueError`` unless ``out`` may hold this run: a folder (or nothing yet), and, unless the run
+    resumes it or ``overwrite`` is given, without an earlier run's files."""
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"--out {out} is a file, not a folder")
+    if resume and overwrite:
+        raise ValueError("--resume continues a run and --overwrite starts one afresh: give one of them")
+    if not resume and not overwrite:
+        found = [name for name in RUN_FILES if (out / name).exists()]
+        if found:
+            raise ValueError(
+                f"{out} already holds a run ({', '.join(found)}); resume it with --resume {out}, "
+                "start it afresh with --overwrite, or choose another --out"
+            )
+
+
+def remove_run_files(out: Path) -> None:
+    """Remove an earlier run's files from ``out`` (nothing else)."""
+    for name in RUN_FILES:
+        path = out / name
+        if path.is_dir():
+            shutil.rmtree(path)
+        elif path.exists():
+            path.unlink()
+
+
+def read_state(folder: Path) -> dict[str, Any]:
+    """A checkpoint's ``state.json`` (learner steps and seconds trained); ``ValueError`` if unreadable."""
+    try:
+        state = json.loads((folder / "state.json").read_text())
+        timesteps, seconds = state["timesteps"], float(state.get("seconds", 0.0))
+        if isinstance(timesteps, bool) or not isinstance(timesteps, int) or timesteps < 0:
+            raise ValueError(f"timesteps={timesteps!r} is not a step count")
+    except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise ValueError(f"checkpoint {folder} has no readable state.json: {exc}") from None
+    return {"timesteps": timesteps, "seconds": seconds}
+
+
+def train(
+    config: TrainConfig,
+    resume: str | Path | None = None,
+    *,
+    overwrite: bool = False,
+    progress: bool = True,
+    say: Callable[[str], None] = print,
+) -> TrainOutcome:
+    """Train (or resume, from the checkpoint folder ``resume``) a run, export ``agent.npz``, and
+    measure it against the heuristics.
+
+    ``say`` receives the phase lines (warm start, evaluations, the final tournament); progress bars
+    go to stderr unless ``progress`` is false. ``ValueError`` for a bad run folder, opponent or
+    checkpoint, before anything is written.
+    """
     started = time.perf_counter()
-    run = Run(config, Path(resume) if resume is not None else None)
-    config.save(run.out / "config.json")
-    run.learn(progress)
-    agent = learner_policy(run.model, config, name=f"ppo-{config.players}p")
-    agent_path = run.out / "agent.npz"
+    if resume is not None:
+        done = read_state(Path(resume))["timesteps"]
+        if config.total_timesteps <= done:
+            raise ValueError(
+                f"total_timesteps={config.total_timesteps:,} is not above the {done:,} steps the run has done; "
+                "give a larger --total-timesteps to train on"
+            )
+    run = Run(config, Path(resume) if resume is not None else None, overwrite=overwrite, progress=progress, say=say)
+    before = int(run.model.num_timesteps) if resume is not None else 0
+    run.learn()
+    name = specs.trained_agent_name(run.out)
+    agent = learner_policy(run.model, config, name=name)
+    agent_path = run.out / specs.AGENT_FILE
     agent.save(agent_path)
     figures = run.run_evaluation(run.model.num_timesteps)
-    pool = [agent] + [agents.make(name, seed=config.seed + i) for i, name in enumerate(config.eval_opponents)]
-    result = run_tournament(pool, config.players, final_games, seed=config.seed, progress=progress)
+    rules = config.game_rules
+    pool = [agent] + [specs.make(n, rules=rules, seed=config.seed + i) for i, n in enumerate(config.eval_opponents)]
+    say(f"final tournament: {config.final_games:,} games")
+    result = run_tournament(pool, config.players, config.final_games, rules=rules, seed=config.seed, progress=progress)
     (run.out / "results.json").write_text(json.dumps({"final_eval": figures, "tournament": result.to_dict()}, indent=2) + "\n")
-    return TrainOutcome(agent_path, result, int(run.model.num_timesteps), time.perf_counter() - started)
+    seconds = time.perf_counter() - started
+    return TrainOutcome(
+        agent_path, name, figures, result, int(run.model.num_timesteps), int(run.model.num_timesteps) - before, seconds,
+        run.previous_seconds + seconds,
+    )

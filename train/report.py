@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import importlib.util
 import json
 from pathlib import Path
 
@@ -55,21 +56,21 @@ def caption(result: TournamentResult) -> str:
     )
 
 
-def print_table(result: TournamentResult) -> None:
-    """Print the results as a rich table (at least 130 columns wide when not on a terminal)."""
-    from rich.console import Console
-    from rich.table import Table
+def text_table(result: TournamentResult) -> str:
+    """The results as an aligned plain-text table with its title and caption (no terminal needed)."""
+    rows = table_rows(result)
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    lines = [
+        "  ".join(cell.ljust(w) if i == 0 else cell.rjust(w) for i, (cell, w) in enumerate(zip(row, widths)))
+        for row in rows
+    ]
+    rule = "-" * len(lines[0])
+    return "\n".join([title(result), rule, lines[0], rule, *lines[1:], rule, caption(result)])
 
-    console = Console()
-    if not console.is_terminal:
-        console = Console(width=max(console.width, 130))
-    header, *rows = table_rows(result)
-    table = Table(title=title(result), caption=caption(result))
-    for i, name in enumerate(header):
-        table.add_column(name, justify="left" if i == 0 else "right")
-    for row in rows:
-        table.add_row(*row)
-    console.print(table)
+
+def print_table(result: TournamentResult) -> None:
+    """Print :func:`text_table`."""
+    print(text_table(result))
 
 
 def markdown_table(result: TournamentResult) -> str:
@@ -99,7 +100,7 @@ def write_csv(result: TournamentResult, path: str | Path) -> Path:
 
 
 def plot_round_scores(result: TournamentResult, path: str | Path) -> Path:
-    """Save one histogram of round scores per agent, stacked on a shared axis, as PNG."""
+    """Save one histogram of round scores per agent, stacked on a shared axis, as PNG (needs matplotlib)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -128,17 +129,20 @@ def plot_round_scores(result: TournamentResult, path: str | Path) -> Path:
 
 
 def save(result: TournamentResult, out_dir: str | Path) -> dict[str, Path]:
-    """Write ``tournament.json``, ``tournament.csv``, ``tournament.md`` and ``round_scores.png`` into ``out_dir``."""
+    """Write ``tournament.json``, ``tournament.csv``, ``tournament.md`` and, where matplotlib is
+    installed (the ``plot`` extra), ``round_scores.png`` into ``out_dir``."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     markdown = out / "tournament.md"
     markdown.write_text(f"{title(result)}\n\n{markdown_table(result)}\n")
-    return {
+    paths = {
         "json": write_json(result, out / "tournament.json"),
         "csv": write_csv(result, out / "tournament.csv"),
         "markdown": markdown,
-        "plot": plot_round_scores(result, out / "round_scores.png"),
     }
+    if importlib.util.find_spec("matplotlib") is not None:
+        paths["plot"] = plot_round_scores(result, out / "round_scores.png")
+    return paths
 
 
 def _rules_text(result: TournamentResult) -> str:

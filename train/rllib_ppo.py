@@ -17,16 +17,16 @@ per iteration) and ``checkpoint/`` (``Algorithm.save_to_path``), which
 :class:`skyjo_env.agents.rllib_agent.RLlibPolicy` plays in tournaments.
 
 CLI: ``python -m skyjo_env.train.rllib_ppo --players 2 --iterations 50 --env-runners 2 --out runs/rllib``
-(options: :func:`skyjo_env.train.rllib_run.add_rllib_arguments`).
+(the options of ``skyjo train --backend rllib``, generated from :class:`~skyjo_env.train.rllib_run.RLlibRun`).
 Needs the ``distributed`` extra (``pip install -e ".[distributed]"``).
 """
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import json
 import math
+import sys
 import time
 import zlib
 from dataclasses import asdict
@@ -44,7 +44,7 @@ from ray.tune.registry import register_env
 
 from skyjo_env.pettingzoo_env import raw_env
 from skyjo_env.train.rllib_module import MAIN, MaskedActorCritic
-from skyjo_env.train.rllib_run import RLlibRun, add_rllib_arguments, run_rllib
+from skyjo_env.train.rllib_run import RLlibRun
 
 ENV_NAME = "skyjo_aec"
 FROZEN = "frozen"
@@ -73,7 +73,7 @@ def build_config(run: RLlibRun) -> PPOConfig:
     """The PPO algorithm config of ``run`` (new API stack, one local learner)."""
     modules = [MAIN] if run.self_play == "shared" else [MAIN, FROZEN]
     mapping = shared_mapping if run.self_play == "shared" else partial(frozen_mapping, players=run.players)
-    module = RLModuleSpec(module_class=MaskedActorCritic, model_config={"hidden": list(run.hidden)})
+    module = RLModuleSpec(module_class=MaskedActorCritic, model_config={"hidden": list(run.net_arch)})
     return (
         PPOConfig()
         # RLlib's env pre-check steps unmasked random actions, which raw_env rejects as illegal.
@@ -89,13 +89,13 @@ def build_config(run: RLlibRun) -> PPOConfig:
         .learners(num_learners=0)
         .training(
             train_batch_size_per_learner=run.train_batch_size,
-            minibatch_size=run.minibatch_size,
-            num_epochs=run.num_epochs,
-            lr=run.lr,
+            minibatch_size=run.batch_size,
+            num_epochs=run.n_epochs,
+            lr=run.learning_rate,
             gamma=run.gamma,
             lambda_=run.gae_lambda,
-            clip_param=run.clip_param,
-            entropy_coeff=run.entropy_coeff,
+            clip_param=run.clip_range,
+            entropy_coeff=run.ent_coef,
             # Round-score returns are tens of points: clipping the value loss would stall the critic.
             vf_clip_param=float("inf"),
         )
@@ -171,18 +171,18 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def train(run: RLlibRun, address: str | None = None, num_cpus: int | None = None, verbose: bool = True) -> Path:
-    """Train ``run``; returns the checkpoint folder (``run.out/checkpoint``).
+def train(run: RLlibRun, verbose: bool = True) -> Path:
+    """Train ``run``; returns the checkpoint folder (``run.out_dir/checkpoint``).
 
-    ``num_cpus`` sizes a local Ray (default ``env_runners + 1``: one per EnvRunner plus the
-    driver's learner); it is ignored with ``address`` or an already initialised Ray.
+    ``run.num_cpus`` sizes a local Ray (default ``env_runners + 1``: one per EnvRunner plus the
+    driver's learner); it is ignored with ``run.address`` or an already initialised Ray.
     """
-    out = Path(run.out)
+    out = Path(run.out_dir)
     out.mkdir(parents=True, exist_ok=True)
     (out / "config.json").write_text(json.dumps(asdict(run), indent=2) + "\n")
     checkpoint = out / CHECKPOINT_DIR
     register_env(ENV_NAME, make_env)
-    with ray_session(address, num_cpus if num_cpus is not None else run.env_runners + 1):
+    with ray_session(run.address, run.num_cpus if run.num_cpus is not None else run.env_runners + 1):
         algo = build_config(run).build_algo()
         try:
             if run.self_play == "frozen":
@@ -206,10 +206,10 @@ def train(run: RLlibRun, address: str | None = None, num_cpus: int | None = None
 
 
 def main(argv: list[str] | None = None) -> None:
-    """``python -m skyjo_env.train.rllib_ppo``: the options of :func:`skyjo_env.train.rllib_run.add_rllib_arguments`."""
-    parser = argparse.ArgumentParser(prog="python -m skyjo_env.train.rllib_ppo", description=__doc__.split("\n\n")[0])
-    add_rllib_arguments(parser)
-    run_rllib(parser.parse_args(argv))
+    """``python -m skyjo_env.train.rllib_ppo``: the same as ``skyjo train --backend rllib``."""
+    from skyjo_env.train.cli import main as skyjo
+
+    sys.exit(skyjo(["train", "--backend", "rllib", *(sys.argv[1:] if argv is None else argv)]))
 
 
 if __name__ == "__main__":

@@ -16,6 +16,7 @@ import torch
 from skyjo_env import agents
 from skyjo_env.agents.base import Policy
 from skyjo_env.agents.mlp_policy import MLPPolicy
+from skyjo_env.rules import Rules
 from skyjo_env.train.config import SELF
 
 
@@ -34,13 +35,16 @@ def snapshot(policy: torch.nn.Module, activation: str, name: str, metadata: dict
 class OpponentPool:
     """Heuristic opponents and learner snapshots with the weights of a mixture."""
 
-    def __init__(self, mixture: dict[str, float], pool_size: int, seed: int = 0) -> None:
-        unknown = sorted(set(mixture) - set(agents.names()) - {SELF})
-        if unknown:
-            raise ValueError(f"unknown opponent(s) {unknown}; use {SELF!r} or one of {agents.names()}")
+    def __init__(self, mixture: dict[str, float], pool_size: int, *, rules: Rules | None = None, seed: int = 0) -> None:
         self.mixture = dict(mixture)
         self.pool_size = pool_size
-        self.heuristics = {name: agents.make(name, seed=seed + i) for i, name in enumerate(mixture) if name != SELF}
+        self.heuristics = {}
+        for i, spec in enumerate(mixture):
+            if spec != SELF:
+                try:
+                    self.heuristics[spec] = agents.make(spec, rules=rules, seed=seed + i)
+                except ValueError as exc:
+                    raise ValueError(f"unknown opponent {spec!r} (use {SELF!r} or an agent spec): {exc}") from None
         self.snapshots: list[MLPPolicy] = []
 
     def add(self, policy: MLPPolicy) -> None:

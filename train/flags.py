@@ -1,0 +1,237 @@
+'''Configuration dataclasses: command-line flags generated from their fields (CleanRL style), and
+checks that values have the fields' types.
+
+A configuration dataclass states each field once: its type, its default, and a docstring right
+after it (an *attribute docstring*, which documentation tools render too)::
+
+    total_timesteps: int = 10_000_000
+    """Learner actions to train for."""
+
+:func:`add_flags` turns every field into a ``--field-name`` flag whose help is that docstring and
+the default; :func:`given` returns the fields the command line set, so a configuration file or a
+resumed run can supply the rest. A field's ``metadata`` may add ``flags`` (more names, e.g.
+``("--out",)``), ``type`` (an argparse type for one value) and ``metavar``.
+'''
+
+from __future__ import annotations
+
+import argparse
+import ast
+import dataclasses
+import inspect
+import textwrap
+import types
+import typing
+from collections.abc import Callable
+from functools import cache
+from typing import Any
+
+#: What a command line writes for a field's ``None``.
+NONE = "none"
+_METAVARS: dict[Any, str] = {int: "N", float: "X"}
+
+
+@cache
+def docstrings(cls: type) -> dict[str, str]:
+    """The attribute docstring of every field of the dataclass ``cls`` (the string literal after it)."""
+    tree = ast.parse(textwrap.dedent(inspect.getsource(cls)))
+    body = tree.body[0].body  # type: ignore[attr-defined]
+    found = {}
+    for node, after in zip(body, body[1:]):
+        if (
+            isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)
+            and isinstance(after, ast.Expr) and isinstance(after.value, ast.Constant) and isinstance(after.value.value, str)
+        ):  # fmt: skip
+            found[node.target.id] = " ".join(after.value.value.split())
+    return found
+
+
+def flag(name: str) -> str:
+    """The flag of a field: ``total_timesteps`` -> ``--total-timesteps``."""
+    return "--" + name.replace("_", "-")
+
+
+def default_of(field: dataclasses.Field) -> Any:
+    """A field's default value (its factory's product for mutable defaults)."""
+    if field.default is not dataclasses.MISSING:
+        return field.default
+    if field.default_factory is not dataclasses.MISSING:
+        return field.default_factory()
+    raise ValueError(f"field {field.name!r} has no default, so it cannot be an optional flag")
+
+
+def add_flags(
+    parser: argparse.ArgumentParser | argparse._ArgumentGroup,
+    cls: type,
+    *,
+    skip: tuple[str, ...] = (),
+    shown: dict[str, str] | None = None,
+) -> list[str]:
+    """Add a flag for every field of dataclass ``cls`` but ``skip``; returns the fields added.
+
+    A field whose flag the parser already has is left to that flag, if it came from a field of the
+    same name (another dataclass sharing the setting); any other clash raises ``ValueError``.
+    Flags default to ``argparse.SUPPRESS``: only the flags given appear in the parsed namespace.
+    ``shown`` may say, per field, how its help states the default (else :func:`show_default`).
+    """
+    hints = typing.get_type_hints(cls)
+    docs = docstrings(cls)
+    existing = _flag_fields(parser)
+    added = []
+    for field in dataclasses.fields(cls):
+        if field.name in skip:
+            continue
+        names = [flag(field.name), *field.metadata.get("flags", ())]
+        if names[0] in existing:
+            if existing[names[0]] != field.name:
+                raise ValueError(f"the parser already defines {names[0]} with another meaning than {cls.__name__}.{field.name}")
+            continue
+        default = default_of(field)
+        default_text = (shown or {}).get(field.name, show_default(default))
+        options = _argparse_options(field, hints[field.name])
+        doc = docs.get(field.name, "")
+        action = parser.add_argument(
+            *names, dest=field.name, default=argparse.SUPPRESS, help=f"{doc} (default: {default_text})".strip(), **options
+        )
+        action.field = field.name  # type: ignore[attr-defined]  # marks a generated flag, see _flag_fields
+        added.append(field.name)
+    return added
+
+
+def given(args: argparse.Namespace, cls: type) -> dict[str, Any]:
+    """The fields of dataclass ``cls`` that the parsed command line set."""
+    return {f.name: getattr(args, f.name) for f in dataclasses.fields(cls) if hasattr(args, f.name)}
+
+
+def _flag_fields(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> dict[str, str | None]:
+    """Every flag the parser has -> the field it was generated from (``None`` for a hand-written one)."""
+    return {
+        name: getattr(action, "field", None)
+        for action in parser._actions  # argparse keeps its actions there and offers no public lookup
+        for name in action.option_strings
+    }
+
+
+def _argparse_options(field: dataclasses.Field, hint: Any) -> dict[str, Any]:
+    """``type``, ``nargs``, ``choices``, ``action`` and ``metavar`` for a field of type ``hint``."""
+    options: dict[str, Any] = {}
+    optional, hint = _without_none(hint)
+    origin = typing.get_origin(hint)
+    if hint is bool:
+        options["action"] = argparse.BooleanOptionalAction
+        return options
+    if origin is typing.Literal:
+        options["choices"] = list(typing.get_args(hint))
+        one: Callable[[str], Any] = str
+    elif origin is list:
+        (item,) = typing.get_args(hint)
+        options["nargs"] = "+"
+        one = item
+    elif origin is dict:
+        options["nargs"] = "+"
+        one = str
+    else:
+        one = hint
+    metavar = field.metadata.get("metavar", _METAVARS.get(one, field.name.upper()))
+    one = field.metadata.get("type", _number(one) if one in _METAVARS else one)
+    options["type"] = _or_none(one) if optional else one
+    if "choices" not in options:
+        options["metavar"] = metavar
+    return options
+
+
+def _without_none(hint: Any) -> tuple[bool, Any]:
+    """``(True, X)`` for ``X | None``, else ``(False, hint)``."""
+    if typing.get_origin(hint) in (typing.Union, types.UnionType):
+        rest = [a for a in typing.get_args(hint) if a is not type(None)]
+        if len(rest) == 1:
+            return True, rest[0]
+    return False, hint
+
+
+def _number(kind: type) -> Callable[[str], Any]:
+    """argparse type for ``int`` or ``float`` with a message that names the value."""
+
+    def parse(text: str) -> Any:
+        try:
+            return kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not {'an integer' if kind is int else 'a number'}") from None
+
+    parse.__name__ = kind.__name__
+    return parse
+
+
+def _or_none(one: Callable[[str], Any]) -> Callable[[str], Any]:
+    """argparse type: :data:`NONE` for ``None``, else ``one(text)``."""
+
+    def parse(text: str) -> Any:
+        return None if text == NONE else one(text)
+
+    parse.__name__ = getattr(one, "__name__", "value")
+    return parse
+
+
+def show_default(default: Any) -> str:
+    """A default value as a command line would write it."""
+    if default is None:
+        return NONE
+    if isinstance(default, list):
+        return " ".join(str(x) for x in default)
+    if isinstance(default, dict):
+        return " ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in default.items()) or "none"
+    if isinstance(default, float):
+        return f"{default:g}"
+    if isinstance(default, int) and not isinstance(default, bool):
+        return f"{default:,}"
+    return str(default)
+
+
+def check_types(config: Any) -> None:
+    """``ValueError`` naming the field if a field of dataclass instance ``config`` holds a value of
+    another type than its annotation says (a JSON file or a caller may give anything)."""
+    hints = typing.get_type_hints(type(config))
+    for field in dataclasses.fields(config):
+        value = getattr(config, field.name)
+        if not _conforms(value, hints[field.name]):
+            raise ValueError(f"{field.name}={value!r} is not allowed; use {_describe(hints[field.name])}")
+
+
+def _conforms(value: Any, hint: Any) -> bool:
+    """``value`` is of type ``hint`` (the annotations configuration fields use)."""
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if hint is Any:
+        return True
+    if hint is type(None):
+        return value is None
+    if origin in (typing.Union, types.UnionType):
+        return any(_conforms(value, a) for a in args)
+    if origin is typing.Literal:
+        return value in args
+    if origin is list:
+        return isinstance(value, list) and all(_conforms(x, args[0]) for x in value)
+    if origin is dict:
+        return isinstance(value, dict) and all(_conforms(k, args[0]) and _conforms(v, args[1]) for k, v in value.items())
+    if hint is float:
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if hint is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    return isinstance(value, hint)
+
+
+def _describe(hint: Any) -> str:
+    """How an error message names the type ``hint``."""
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin in (typing.Union, types.UnionType):
+        return " or ".join(_describe(a) for a in args)
+    if origin is typing.Literal:
+        return "one of " + ", ".join(repr(a) for a in args)
+    if origin is list:
+        return f"a list of {_PLURALS.get(args[0], 'values')}"
+    if origin is dict:
+        return f"an object mapping {_PLURALS.get(args[0], 'values')} to {_PLURALS.get(args[1], 'values')}"
+    return _NAMES.get(hint, str(hint))
+
+
+_NAMES: dict[Any, str] = {int: "an integer", float: "a number", bool: "true or false", str: "a string", type(None): "null"}
+_PLURALS: dict[Any, str] = {int: "integers", float: "numbers", str: "strings"}
