@@ -151,10 +151,10 @@ def tournament(args: argparse.Namespace) -> int:
     played = result.games + result.unfinished
     if played != args.games:
         print(f"(games rounded up from {args.games:,} to {played:,}: whole rotations of {len(pool)} agents)")
-    if result.unfinished:
-        print(f"warning: {_count(result.unfinished, 'game')} abandoned after too many actions, left out of the figures")
     paths = save(result, out)
     print("wrote " + ", ".join(str(p) for p in paths.values()))
+    if "plot" not in paths:
+        print("(round_scores.png not drawn: it needs matplotlib, pip install 'skyjo-env[plot]')")
     return 0
 
 
@@ -318,6 +318,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"skyjo {args.command}: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # the reader went away (``skyjo ... | head``): stop quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
 
 
 def _one_thread() -> Any:
@@ -328,11 +331,6 @@ def _one_thread() -> Any:
     from threadpoolctl import threadpool_limits
 
     return threadpool_limits(1)
-
-
-def _count(n: int, noun: str) -> str:
-    """``1 game``, ``2 games``."""
-    return f"{n:,} {noun}" + ("" if n == 1 else "s")
 
 
 if __name__ == "__main__":

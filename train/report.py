@@ -21,11 +21,12 @@ CSV_FIELDS = (
 
 def title(result: TournamentResult) -> str:
     """One line naming what was played."""
-    text = (
-        f"{result.games} games, {result.players} players, seed {result.seed}, "
-        f"rules {_rules_text(result)}, {result.seconds:.1f} s"
+    played = result.games + result.unfinished
+    games = f"{played:,} games" if not result.unfinished else (
+        f"{played:,} games ({result.games:,} finished; {result.unfinished:,} abandoned after too many actions, "
+        "left out of the figures)"
     )
-    return text + (f", {result.unfinished} unfinished games left out" if result.unfinished else "")
+    return f"{games}, {result.players} players, seed {result.seed}, rules {_rules_text(result)}, {result.seconds:.1f} s"
 
 
 def table_rows(result: TournamentResult) -> list[list[str]]:
