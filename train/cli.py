@@ -13,6 +13,7 @@ from typing import Callable, Sequence
 
 from skyjo_env.rules import NEXT_STARTERS, Rules
 from skyjo_env.train.config import REWARDS
+from skyjo_env.train.serve import add_serve_parser
 
 
 def agent_name(text: str) -> str:
@@ -278,6 +279,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_tournament_parser(subparsers)
     add_train_parser(subparsers)
     add_play_parser(subparsers)
+    add_serve_parser(subparsers)
     return parser
 
 
