@@ -1,7 +1,7 @@
 """``skyjo serve``: play Skyjo in the browser against the agents, or watch agents play each other.
 
-A Starlette app (the ``web`` extra: ``pip install 'skyjo-env[web]'``) serves a JSON API over
-:mod:`skyjo_env.train.web_games`:
+A Starlette app (the ``web`` extra: ``pip install 'skyjo-env[web]'``) serves the page in
+``train/web/`` and a JSON API over :mod:`skyjo_env.train.web_games`:
 
 =======================================  ====================================================================
 route                                    what it does
@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 if TYPE_CHECKING:
     from starlette.applications import Starlette
 
+WEB = Path(__file__).parent / "web"
 DEFAULT_GAMES_DIR = "runs/web-games"
 MISSING_EXTRA = "skyjo serve: the web server needs the web extra: pip install 'skyjo-env[web]'"
 
@@ -38,8 +39,9 @@ def create_app(games_dir: str | Path) -> Starlette:
     from starlette.applications import Starlette
     from starlette.exceptions import HTTPException
     from starlette.requests import Request
-    from starlette.responses import JSONResponse
-    from starlette.routing import Route
+    from starlette.responses import FileResponse, JSONResponse
+    from starlette.routing import Mount, Route
+    from starlette.staticfiles import StaticFiles
 
     from skyjo_env.train import web_games
     from skyjo_env.train.web_games import GameError, GameStore
@@ -54,6 +56,9 @@ def create_app(games_dir: str | Path) -> Starlette:
 
     def game_id(request: Request) -> str:
         return request.path_params["game_id"]
+
+    async def index(request: Request) -> FileResponse:
+        return FileResponse(WEB / "index.html")
 
     async def options(request: Request) -> JSONResponse:
         return JSONResponse(web_games.options())
@@ -90,12 +95,14 @@ def create_app(games_dir: str | Path) -> Starlette:
         return JSONResponse({"error": exc.detail}, status_code=exc.status_code, headers=exc.headers)
 
     routes = [
+        Route("/", index),
         Route("/api/options", options),
         Route("/api/games", create, methods=["POST"]),
         Route("/api/games/{game_id}", show),
         Route("/api/games/{game_id}/moves", move, methods=["POST"]),
         Route("/api/games/{game_id}/advance", advance, methods=["POST"]),
         Route("/api/games/{game_id}/snapshot", snapshot),
+        Mount("/static", StaticFiles(directory=WEB)),
     ]
     return Starlette(routes=routes, exception_handlers={GameError: refused, HTTPException: http_error})
 
