@@ -14,8 +14,12 @@ route                                    what it does
 ``GET /api/games/{id}/snapshot``         the engine's snapshot JSON (a human game only once it is over)
 =======================================  ====================================================================
 
-A refused request gets a 4xx ``{"error": "..."}`` (a refused move also ``"legal"``: the legal moves)
-and changes nothing. Games are saved as JSON files in ``--games-dir``; a restarted server resumes them.
+A view is ``{"id", "seats", "you" (the person's seat, or null), "rules", "table"`` (the fields of
+:class:`skyjo_env.render.Table`), ``"legal"`` (the person's moves now, ``[{"action": 0, "name":
+"draw"}, ...]``), ``"last_move"`` (``{"seat", "action", "name"}``), ``"last_round"`` (``{"round",
+"cards", "removed", "scores", "ender", "doubled": {"seat", "from", "to"} or null, "totals"}``) and
+``"snapshot_ready"}``. A refused request gets a 4xx ``{"error": "..."}`` (a refused move also
+``"legal"``) and changes nothing. Games are saved as JSON files in ``--games-dir``; a restarted server resumes them.
 """
 
 from __future__ import annotations
