@@ -6,6 +6,7 @@ card in hand (a card drawn from the draw pile only to its drawer, R10; ``viewer=
 spectator who sees public information only), totals and last round scores, the seat to act and
 the phase. The image is drawn with numpy alone: cards are coloured by value band as in the
 published game (-2..-1 dark blue, 0 light blue, 1..4 green, 5..8 yellow, 9..12 red).
+:func:`public_table` gives the same filtered view as data (the browser page is drawn from it).
 """
 
 from __future__ import annotations
@@ -27,8 +28,8 @@ _PHASE_HELP = {
 
 
 @dataclass
-class _Table:
-    """Everything a picture shows, already filtered to what the viewer may see."""
+class Table:
+    """Everything a picture shows, already filtered to what the viewer may see (JSON-ready via ``asdict``)."""
 
     num_players: int
     cards: list[list[int | None]]  # per seat, per slot: value if face up, None if face down
@@ -47,7 +48,8 @@ class _Table:
     winners: list[int]
 
 
-def _table(engine: SkyjoEngine, game: int, viewer: int | None) -> _Table:
+def public_table(engine: SkyjoEngine, game: int, viewer: int | None) -> Table:
+    """What seat ``viewer`` (``None``: a spectator) may see of game ``game`` (RULES.md, last section)."""
     P = engine.num_players
     if not 0 <= game < engine.batch_size:
         raise ValueError(f"game {game} is out of range; games are 0..{engine.batch_size - 1}")
@@ -64,7 +66,7 @@ def _table(engine: SkyjoEngine, game: int, viewer: int | None) -> _Table:
     holding = phase in (DRAWN, TAKEN)
     visible = phase == TAKEN or (phase == DRAWN and viewer == current)
     totals = [int(t) for t in engine.totals[game]]
-    return _Table(
+    return Table(
         num_players=P,
         cards=cards,
         removed=removed,
@@ -86,7 +88,7 @@ def _table(engine: SkyjoEngine, game: int, viewer: int | None) -> _Table:
 # ---------------------------------------------------------------------------------------- text
 def render_text(engine: SkyjoEngine, game: int = 0, viewer: int | None = None) -> str:
     """A text table of game ``game`` as seen by seat ``viewer`` (``None``: a spectator)."""
-    t = _table(engine, game, viewer)
+    t = public_table(engine, game, viewer)
     lines = [_status(t)]
     held = "none" if t.held_from is None else f"{'??' if t.held is None else t.held} (from the {t.held_from})"
     top = "empty" if t.discard_top is None else t.discard_top
@@ -106,7 +108,7 @@ def render_text(engine: SkyjoEngine, game: int = 0, viewer: int | None = None) -
     return "\n".join(lines).rstrip() + "\n"
 
 
-def _status(t: _Table) -> str:
+def _status(t: Table) -> str:
     if t.phase == "over":
         names = ", ".join(f"player_{p}" for p in t.winners)
         return f"Skyjo - game over after {t.round_index} round(s); lowest total wins: {names}"
@@ -116,13 +118,13 @@ def _status(t: _Table) -> str:
     return status
 
 
-def _seat_title(t: _Table, p: int) -> str:
+def _seat_title(t: Table, p: int) -> str:
     marks = (" <" if p == t.current and t.phase != "over" else "") + (" (ended)" if p == t.ender else "")
     marks += " (wins)" if p in t.winners else ""
     return f"player_{p}{marks}"
 
 
-def _slot(t: _Table, p: int, k: int) -> str:
+def _slot(t: Table, p: int, k: int) -> str:
     if t.removed[p][k]:
         return "--"
     return "##" if t.cards[p][k] is None else f"{t.cards[p][k]:>2}"
@@ -160,7 +162,7 @@ def card_colour(value: int) -> tuple[int, int, int]:
 
 def render_rgb(engine: SkyjoEngine, game: int = 0, viewer: int | None = None) -> np.ndarray:
     """An ``(H, W, 3)`` uint8 image of game ``game`` as seen by seat ``viewer`` (``None``: a spectator)."""
-    t = _table(engine, game, viewer)
+    t = public_table(engine, game, viewer)
     per_row = min(t.num_players, 4)
     rows = -(-t.num_players // 4)
     width = 2 * _MARGIN + per_row * _PANEL_W + (per_row - 1) * _MARGIN
@@ -188,7 +190,7 @@ def render_rgb(engine: SkyjoEngine, game: int = 0, viewer: int | None = None) ->
     return img
 
 
-def _panel(img: np.ndarray, t: _Table, p: int, x: int, y: int) -> None:
+def _panel(img: np.ndarray, t: Table, p: int, x: int, y: int) -> None:
     active = p == t.current and t.phase != "over"
     if active or p in t.winners:
         _rect(img, x - 3, y - 3, _PANEL_W + 6, _PANEL_H + 6, _ACTIVE)

@@ -25,6 +25,7 @@ from skyjo_env.rules import NEXT_STARTERS, Rules
 from skyjo_env.train.config import CHECKPOINT, FIXED_ON_RESUME, TrainConfig, opponent_weight
 from skyjo_env.train.flags import add_flags, default_of, given, show_default
 from skyjo_env.train.rllib_run import RLlibRun, add_rllib_flags
+from skyjo_env.train.serve import add_serve_parser
 
 #: Exit status of a command that got bad input (as argparse's own errors).
 USAGE_ERROR = 2
@@ -301,6 +302,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_tournament_parser(subparsers)
     add_train_parser(subparsers)
     add_play_parser(subparsers)
+    add_serve_parser(subparsers)
     return parser
 
 

@@ -1,0 +1,305 @@
+"""``skyjo serve``'s HTTP API (Starlette's TestClient): games, moves, errors, no leaks, resuming.
+
+Rules cited: R10 (a drawn card is seen by its drawer only), R16 (every card up at a round's end),
+R17 (doubling), R19/R20 (game end, winners).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from starlette.testclient import TestClient
+
+from skyjo_env import Rules, SkyjoEngine
+from skyjo_env.actions import DRAW, FLIP, action_name
+from skyjo_env.observation import size as observation_size
+from skyjo_env.train.serve import create_app
+
+PERSON = None  # a seat for the person in "seats"
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> Path:
+    return tmp_path / "games"
+
+
+@pytest.fixture
+def client(folder: Path) -> TestClient:
+    return TestClient(create_app(folder))
+
+
+def start(client: TestClient, seats: list, rules: dict | None = None, seed: int = 0) -> dict:
+    response = client.post("/api/games", json={"seats": seats, "rules": rules or {}, "seed": seed})
+    assert response.status_code == 201, response.json()
+    return response.json()
+
+
+def my_action(view: dict) -> int:
+    """The person's fixed strategy: draw, then discard the drawn card and flip the first face-down slot."""
+    legal = [m["action"] for m in view["legal"]]
+    flips = [a for a in legal if a >= FLIP]
+    return DRAW if DRAW in legal else flips[0] if flips else legal[0]
+
+
+def play_one(client: TestClient, view: dict) -> dict:
+    """One move: the person's if it is their turn, else the agent's."""
+    game = view["id"]
+    if view["legal"]:
+        response = client.post(f"/api/games/{game}/moves", json={"action": my_action(view)})
+    else:
+        response = client.post(f"/api/games/{game}/advance")
+    assert response.status_code == 200, response.json()
+    return response.json()
+
+
+def play_to_end(client: TestClient, view: dict) -> tuple[dict, list[int]]:
+    """Play the game out; returns the final view and every action played, in order."""
+    actions = []
+    while view["table"]["phase"] != "over":
+        view = play_one(client, view)
+        actions.append(view["last_move"]["action"])
+    return view, actions
+
+
+def replayed(rules: dict, seed: int, actions: list[int]) -> dict:
+    """The engine's own snapshot after ``actions`` from the deal of ``seed``."""
+    engine = SkyjoEngine(Rules.from_dict(rules), 1, seed=seed, auto_reset=False, reward="none")
+    for action in actions:
+        engine.step(np.array([action]))
+    return engine.export_game(0)
+
+
+def error(response: Any, status: int) -> str:
+    assert response.status_code == status, response.json()
+    return response.json()["error"]
+
+
+# ---------------------------------------------------------------------------------------- games
+def test_options_offer_every_agent_with_the_seat_counts_it_fits(client: TestClient) -> None:
+    options = client.get("/api/options").json()
+    assert options["agents"]["ppo-2p"] == [2] and options["agents"]["ppo-4p"] == [4]
+    assert options["agents"]["counting"] == options["agents"]["random"] == list(range(2, 9))
+    assert options["default_agents"] == {"2": "ppo-2p", "4": "ppo-4p"} | {str(p): "counting" for p in (3, 5, 6, 7, 8)}
+    assert options["rules"] == Rules().to_dict()
+    assert options["choices"] == {"next_starter": ["round_winner", "round_ender"], "episode": ["game", "round"]}
+
+
+def test_a_new_game_shows_the_persons_face_down_grid_and_setup_flips(client: TestClient) -> None:
+    view = start(client, [PERSON, "ppo-2p"], {"end_score": 50, "next_starter": "round_ender"})
+    assert view["seats"] == [None, "ppo-2p"] and view["you"] == 0 and not view["snapshot_ready"]
+    assert view["rules"] == Rules(num_players=2, end_score=50, next_starter="round_ender").to_dict()
+    table = view["table"]
+    assert table["phase"] == "setup" and table["current"] == 0 and table["draw_size"] == 150 - 24 - 1
+    assert table["cards"] == [[None] * 12, [None] * 12] and table["held"] is None
+    assert view["legal"] == [{"action": FLIP + k, "name": f"flip {k}"} for k in range(12)]  # R5
+    assert view["last_move"] is None and view["last_round"] is None
+
+
+def test_a_game_against_an_agent_plays_to_the_end_as_the_engine_does(client: TestClient) -> None:
+    view = start(client, [PERSON, "ppo-2p"], {"end_score": 30}, seed=5)
+    view, actions = play_to_end(client, view)
+    snapshot = client.get(f"/api/games/{view['id']}/snapshot")
+    assert snapshot.status_code == 200 and "attachment" in snapshot.headers["content-disposition"]
+    assert snapshot.json() == replayed(view["rules"], 5, actions)  # the server stepped the engine, nothing else
+    totals = view["table"]["totals"]
+    assert max(totals) >= 30  # R19
+    assert view["table"]["winners"] == [p for p, t in enumerate(totals) if t == min(totals)]  # R20
+    assert view["snapshot_ready"] and view["legal"] == []
+    assert view["table"]["cards"] == view["last_round"]["cards"]  # the final grids stay turned up
+
+
+def test_the_round_end_shows_every_grid_the_scores_and_the_doubling(client: TestClient) -> None:
+    view = start(client, [PERSON, "counting", "counting"], {"end_score": 1000}, seed=2)
+    while view["last_round"] is None:
+        view = play_one(client, view)
+    last, table = view["last_round"], view["table"]
+    assert table["round_index"] == last["round"] == 1 and table["phase"] == "setup"  # round 2 is dealt
+    assert table["cards"] == [[None] * 12] * 3  # ... face down, while the summary shows round 1's grids
+    assert all(card is not None for grid in last["cards"] for card in grid)  # R16: every card up
+    kept = [sum(c for c, gone in zip(cards, removed) if not gone) for cards, removed in zip(last["cards"], last["removed"])]
+    ender = last["ender"]
+    doubled = kept[ender] > 0 and any(kept[p] <= kept[ender] for p in range(3) if p != ender)  # R17
+    assert last["scores"] == [2 * k if p == ender and doubled else k for p, k in enumerate(kept)]
+    assert last["doubled"] == ({"seat": ender, "from": kept[ender], "to": 2 * kept[ender]} if doubled else None)
+    assert doubled  # this seed's first round: the person ends it with a high score
+    assert last["totals"] == table["totals"] == last["scores"]
+
+
+def test_a_spectator_game_is_advanced_by_its_agents_and_downloadable_at_any_time(client: TestClient) -> None:
+    view = start(client, ["counting", "threshold", "random"], {"episode": "round"}, seed=3)
+    assert view["you"] is None and view["snapshot_ready"] and view["legal"] == []
+    game = view["id"]
+    early = client.get(f"/api/games/{game}/snapshot").json()
+    assert early == replayed(view["rules"], 3, [])
+    refused = client.post(f"/api/games/{game}/moves", json={"action": FLIP})
+    assert "spectator game" in error(refused, 409)
+    view, actions = play_to_end(client, view)
+    assert client.get(f"/api/games/{game}/snapshot").json() == replayed(view["rules"], 3, actions)
+    assert view["table"]["round_index"] == 1  # episode "round": one round
+
+
+def test_games_at_once_do_not_disturb_each_other(client: TestClient) -> None:
+    seats = [[PERSON, "counting"], ["threshold", PERSON, "counting"], ["random", "counting"]]
+    views = [start(client, s, {"episode": "round"}, seed=10 + i) for i, s in enumerate(seats)]
+    played: list[list[int]] = [[] for _ in views]
+    while any(v["table"]["phase"] != "over" for v in views):
+        for i, view in enumerate(views):  # one move in each game in turn
+            if view["table"]["phase"] != "over":
+                views[i] = play_one(client, view)
+                played[i].append(views[i]["last_move"]["action"])
+    assert len({v["id"] for v in views}) == 3
+    for i, view in enumerate(views):
+        assert client.get(f"/api/games/{view['id']}/snapshot").json() == replayed(view["rules"], 10 + i, played[i])
+
+
+def test_a_restarted_server_resumes_a_game_from_its_folder(client: TestClient, folder: Path) -> None:
+    view = start(client, [PERSON, "counting"], {"episode": "round"}, seed=4)
+    for _ in range(7):
+        view = play_one(client, view)
+    record = json.loads((folder / f"{view['id']}.json").read_text())
+    assert record["state"]["format"] == "skyjo-env/game" and record["seats"] == [None, "counting"]
+    restarted = TestClient(create_app(folder))
+    assert restarted.get(f"/api/games/{view['id']}").json() == view
+    assert play_one(restarted, view)["table"] != view["table"]  # and it plays on
+    assert error(TestClient(create_app(folder.parent / "elsewhere")).get(f"/api/games/{view['id']}"), 404)
+
+
+def test_agents_fit_the_seat_counts_their_networks_read() -> None:
+    from skyjo_env.train.web_games import fits, policy
+
+    network = policy("ppo-4p")
+    assert network.obs_size == observation_size(4)
+    assert fits(network, 4) and not fits(network, 2) and all(fits(policy("counting"), p) for p in range(2, 9))
+
+
+# ---------------------------------------------------------------------------------------- errors
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ("{not json", "malformed JSON"),
+        ("[1, 2]", "must be a JSON object, not list"),
+        ("{}", "seats must be a list"),
+        ('{"seats": [null, 3]}', "seats must be a list"),
+        ('{"seats": [null, null]}', "at most one seat is the person's"),
+        ('{"seats": [null, "wizard"]}', "unknown agent 'wizard'; known agents: counting, ppo-2p"),
+        ('{"seats": [null, "ppo-4p"]}', "agent 'ppo-4p' does not play 2-player games; agents that do: counting, ppo-2p"),
+        ('{"seats": [null, "ppo-2p", "counting"]}', "agent 'ppo-2p' does not play 3-player games"),
+        ('{"seats": [null]}', "bad rules: num_players=1 is not allowed; use 2 to 8 (R2)"),
+        ('{"seats": [null, "counting"], "rules": {"end_score": 0}}', "bad rules: end_score=0 is not allowed"),
+        ('{"seats": [null, "counting"], "rules": {"wild": 1}}', "bad rules: unknown rule option(s) ['wild']"),
+        ('{"seats": [null, "counting"], "rules": {"episode": "set"}}', "bad rules: episode='set' is not allowed"),
+        ('{"seats": [null, "counting"], "rules": {"num_players": 2}}', "the player count follows the seats"),
+        ('{"seats": [null, "counting"], "rules": []}', "rules must be an object"),
+        ('{"seats": [null, "counting"], "seed": "x"}', "bad seed 'x'"),
+        ('{"seats": [null, "counting"], "seed": -1}', "bad seed -1"),
+    ],
+)
+def test_a_bad_new_game_is_refused_naming_the_problem(client: TestClient, folder: Path, body: str, message: str) -> None:
+    response = client.post("/api/games", content=body, headers={"content-type": "application/json"})
+    assert message in error(response, 400)
+    assert not list(folder.iterdir())  # no game was made
+
+
+@pytest.mark.parametrize("action", [DRAW, 1, FLIP - 1, 26, -1, "draw", 1.5, None, True, [FLIP]])
+def test_an_illegal_move_is_refused_with_the_legal_ones_and_changes_nothing(client: TestClient, folder: Path, action) -> None:
+    view = start(client, [PERSON, "counting"])  # setup: only flips are legal (R5)
+    before = (folder / f"{view['id']}.json").read_bytes()
+    response = client.post(f"/api/games/{view['id']}/moves", json={"action": action})
+    assert error(response, 400).startswith("move refused: ")
+    assert response.json()["legal"] == view["legal"]
+    assert client.get(f"/api/games/{view['id']}").json() == view
+    assert (folder / f"{view['id']}.json").read_bytes() == before
+
+
+def test_moves_out_of_turn_are_refused(client: TestClient) -> None:
+    view = start(client, ["counting", PERSON])  # seat 0, the agent, flips first (R5)
+    game = view["id"]
+    refused = client.post(f"/api/games/{game}/moves", json={"action": FLIP})
+    assert "not your turn: seat 0 (counting) is to act" in error(refused, 409) and refused.json()["legal"] == []
+    view = client.post(f"/api/games/{game}/advance").json()
+    view = client.post(f"/api/games/{game}/advance").json()
+    assert view["table"]["current"] == 1 and view["legal"]
+    refused = client.post(f"/api/games/{game}/advance")
+    assert "it is your turn (seat 1)" in error(refused, 409) and refused.json()["legal"] == view["legal"]
+    assert client.get(f"/api/games/{game}").json() == view
+
+
+def test_a_finished_game_takes_no_more_moves(client: TestClient) -> None:
+    view, _ = play_to_end(client, start(client, [PERSON, "counting"], {"episode": "round"}))
+    for path, body in (("moves", {"action": DRAW}), ("advance", None)):
+        assert "the game is over" in error(client.post(f"/api/games/{view['id']}/{path}", json=body), 409)
+
+
+def test_a_human_game_is_downloadable_only_once_over(client: TestClient) -> None:
+    view = start(client, [PERSON, "counting"])
+    assert "once the game is over" in error(client.get(f"/api/games/{view['id']}/snapshot"), 409)
+
+
+@pytest.mark.parametrize("game", ["0" * 32, "..", "not-a-game"])
+@pytest.mark.parametrize(("method", "path"), [("GET", ""), ("POST", "/moves"), ("POST", "/advance"), ("GET", "/snapshot")])
+def test_an_unknown_game_is_a_404(client: TestClient, game: str, method: str, path: str) -> None:
+    response = client.request(method, f"/api/games/{game}{path}", json={"action": DRAW})
+    assert error(response, 404) in (f"unknown game {game!r}", "Not Found")
+
+
+def test_a_malformed_move_body_is_refused(client: TestClient) -> None:
+    view = start(client, [PERSON, "counting"])
+    response = client.post(f"/api/games/{view['id']}/moves", content="{", headers={"content-type": "application/json"})
+    assert "malformed JSON" in error(response, 400)
+
+
+# ---------------------------------------------------------------------------------------- no leak
+def hidden_differently(state: dict, viewer: int | None, rng: np.random.Generator) -> dict:
+    """``state`` with what ``viewer`` may not see dealt anew: the face-down cards permuted among
+    their slots, the draw pile shuffled, and another seat's drawn card swapped with a face-down one
+    (R10). The cards are the same 150 (R1), so the state stays valid."""
+    state = json.loads(json.dumps(state))
+    hidden = [(p, k) for p, up in enumerate(state["face_up"]) for k in range(12) if not up[k]]
+    cards = [state["values"][p][k] for p, k in hidden]
+    if state["phase"] == "drawn" and state["current"] != viewer:
+        cards.append(state["held"])
+    cards = rng.permutation(cards).tolist()
+    for (p, k), card in zip(hidden, cards):
+        state["values"][p][k] = card
+    if len(cards) > len(hidden):
+        state["held"] = cards[-1]
+    state["draw_pile"] = rng.permutation(state["draw_pile"]).tolist()
+    return state
+
+
+@pytest.mark.parametrize("seats", [[PERSON, "counting"], ["ppo-2p", PERSON], ["counting", "threshold", "random"]])
+def test_no_leak_responses_do_not_depend_on_what_the_viewer_may_not_see(folder: Path, seats: list) -> None:
+    client = TestClient(create_app(folder))
+    view = start(client, seats, {"episode": "round"}, seed=8)
+    viewer = view["you"]
+    rng = np.random.default_rng(0)
+    changed = compared_drawn = 0
+    while True:
+        record = json.loads((folder / f"{view['id']}.json").read_text())
+        variant = hidden_differently(record["state"], viewer, rng)
+        changed += variant != record["state"]
+        compared_drawn += variant["phase"] == "drawn" and variant["current"] != viewer
+        (folder / f"{view['id']}.json").write_text(json.dumps({**record, "state": variant}))
+        restarted = TestClient(create_app(folder))  # reads the variant from the folder
+        assert restarted.get(f"/api/games/{view['id']}").json() == view
+        wrong = f"/api/games/{view['id']}/{'advance' if view['legal'] else 'moves'}"  # refused here
+        assert restarted.post(wrong, json={"action": -1}).json() == client.post(wrong, json={"action": -1}).json()
+        if view["table"]["phase"] == "over":
+            break
+        view = play_one(client, view)  # (and writes the real state back)
+    assert changed > 20 and compared_drawn > 3
+
+
+def test_the_person_sees_their_own_drawn_card_only(client: TestClient) -> None:
+    view = start(client, [PERSON, "counting"], seed=1)
+    while not (view["table"]["phase"] == "drawn" and view["table"]["current"] == 0):
+        view = play_one(client, view)
+    assert view["table"]["held"] is not None and view["table"]["held_from"] == "draw pile"  # R10: the drawer sees it
+    while not (view["table"]["phase"] == "drawn" and view["table"]["current"] == 1):
+        view = play_one(client, view)
+    assert view["table"]["held"] is None and view["table"]["held_from"] == "draw pile"  # ... and nobody else
+    assert action_name(view["last_move"]["action"]) == "draw"

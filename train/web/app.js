@@ -1,0 +1,331 @@
+// Skyjo in the browser: a thin client of skyjo serve's JSON API (train/serve.py).
+// The server sends only what the person's seat may see; this page draws it and sends moves.
+"use strict";
+
+const DRAW = 0, TAKE = 1, REPLACE = 2, FLIP = 14; // action ids (skyjo_env/actions.py)
+const $ = (id) => document.getElementById(id);
+
+const page = {
+  options: null,   // GET /api/options
+  view: null,      // the game as the server shows it
+  mode: "keep",    // with a drawn card in hand: "keep" (replace a card) or "flip" (discard it, flip one)
+  busy: false,     // a request is on its way
+  paused: false,
+  timer: null,
+};
+
+async function api(method, path, body) {
+  const init = { method, headers: {} };
+  if (body !== undefined) {
+    init.headers["Content-Type"] = "application/json";
+    init.body = JSON.stringify(body);
+  }
+  const response = await fetch(path, init);
+  const data = await response.json();
+  if (!response.ok) throw new Error(data.error);
+  return data;
+}
+
+// ------------------------------------------------------------------------------ new game form
+async function init() {
+  page.options = await api("GET", "api/options");
+  const players = $("players");
+  for (let p = 2; p <= 8; p++) players.add(new Option(String(p), String(p)));
+  for (const name of page.options.choices.next_starter) $("next_starter").add(new Option(name.replace("_", " "), name));
+  for (const name of page.options.choices.episode) $("episode").add(new Option(name, name));
+  players.addEventListener("change", seatChoices);
+  $("spectate").addEventListener("change", seatChoices);
+  $("seat").addEventListener("change", agentChoices);
+  $("setup-form").addEventListener("submit", (event) => { event.preventDefault(); start(); });
+  $("new-game").addEventListener("click", () => { stopAgents(); location.hash = ""; showSetup(); });
+  $("discard-drawn").addEventListener("click", () => { page.mode = "flip"; render(); });
+  $("keep-drawn").addEventListener("click", () => { page.mode = "keep"; render(); });
+  $("draw-pile").addEventListener("click", () => move(DRAW));
+  $("discard-pile").addEventListener("click", () => move(TAKE));
+  $("pause").addEventListener("click", () => { page.paused = !page.paused; render(); });
+  seatChoices();
+  const resumed = location.hash.match(/^#game=([0-9a-f]+)$/);
+  if (resumed) {
+    try { show(await api("GET", `api/games/${resumed[1]}`)); }
+    catch (error) { $("setup-error").textContent = `cannot resume the game: ${error.message}`; }
+  }
+}
+
+function seatChoices() {
+  const count = Number($("players").value);
+  const seat = $("seat");
+  const keep = Math.min(Number(seat.value) || 0, count - 1);
+  seat.replaceChildren(...Array.from({ length: count }, (_, p) => new Option(`seat ${p}`, String(p))));
+  seat.value = String(keep);
+  $("seat-choice").hidden = $("spectate").checked;
+  agentChoices();
+}
+
+function agentChoices() {
+  const count = Number($("players").value);
+  const fitting = Object.keys(page.options.agents).filter((name) => page.options.agents[name].includes(count));
+  const seats = $("agent-seats");
+  seats.replaceChildren();
+  for (let p = 0; p < count; p++) {
+    if (!$("spectate").checked && p === Number($("seat").value)) continue;
+    const select = document.createElement("select");
+    select.className = "agent";
+    select.dataset.seat = String(p);
+    for (const name of fitting) select.add(new Option(name, name));
+    select.value = page.options.default_agents[String(count)];
+    const label = document.createElement("label");
+    label.append(`Seat ${p} `, select);
+    seats.append(label);
+  }
+}
+
+async function start() {
+  const count = Number($("players").value);
+  const seats = Array(count).fill(null);
+  for (const select of document.querySelectorAll("#agent-seats select")) seats[Number(select.dataset.seat)] = select.value;
+  const rules = {
+    column_rule: $("column_rule").checked,
+    column_rule_at_final_reveal: $("column_rule_at_final_reveal").checked,
+    end_score: Number($("end_score").value),
+    next_starter: $("next_starter").value,
+    episode: $("episode").value,
+  };
+  try {
+    const view = await api("POST", "api/games", { seats, rules });
+    $("setup-error").textContent = "";
+    $("log").replaceChildren();
+    location.hash = `game=${view.id}`;
+    show(view);
+  } catch (error) {
+    $("setup-error").textContent = error.message;
+  }
+}
+
+function showSetup() {
+  page.view = null;
+  $("game").hidden = true;
+  $("setup").hidden = false;
+}
+
+// ------------------------------------------------------------------------------ playing
+async function move(action) {
+  await send(() => api("POST", `api/games/${page.view.id}/moves`, { action }));
+}
+
+async function advance() {
+  page.timer = null;
+  await send(() => api("POST", `api/games/${page.view.id}/advance`));
+}
+
+async function send(request) {
+  if (page.busy) return;
+  page.busy = true;
+  try {
+    const view = await request();
+    logMove(view);
+    $("message").textContent = "";
+    show(view);
+  } catch (error) {
+    $("message").textContent = error.message;
+  } finally {
+    page.busy = false;
+  }
+}
+
+function show(view) {
+  page.view = view;
+  if (view.table.phase !== "drawn") page.mode = "keep";
+  $("setup").hidden = true;
+  $("game").hidden = false;
+  render();
+}
+
+function stopAgents() {
+  clearTimeout(page.timer);
+  page.timer = null;
+}
+
+// Agents move one at a time, at the chosen speed, while it is an agent's turn.
+function scheduleAgents() {
+  stopAgents();
+  const { table, seats } = page.view;
+  if (table.phase === "over" || seats[table.current] === null || page.paused) return;
+  page.timer = setTimeout(advance, Number($("speed").value));
+}
+
+// ------------------------------------------------------------------------------ drawing
+function seatName(p) {
+  const who = page.view.seats[p];
+  return who === null ? `You (seat ${p})` : `Seat ${p} · ${who}`;
+}
+
+function band(value) {
+  if (value < 0) return "band-neg";
+  if (value === 0) return "band-zero";
+  if (value <= 4) return "band-low";
+  if (value <= 8) return "band-mid";
+  return "band-high";
+}
+
+// Shows a card on element `el`: a value face up, null face down, or `gone` for a removed slot.
+function paintCard(el, value, gone = false) {
+  el.className = "card " + (gone ? "gone" : value === null ? "back" : band(value));
+  el.textContent = gone || value === null ? "" : String(value);
+}
+
+function cardButton(value, gone, action, legal) {
+  const button = document.createElement("button");
+  button.type = "button";
+  paintCard(button, value, gone);
+  const clickable = legal.has(action);
+  button.disabled = !clickable;
+  if (clickable) {
+    button.classList.add("legal");
+    button.dataset.action = String(action);
+    button.addEventListener("click", () => move(action));
+  }
+  return button;
+}
+
+function render() {
+  const { table, seats, you } = page.view;
+  const legal = new Set(page.view.legal.map((m) => m.action));
+  $("status").textContent = statusLine();
+  $("status").className = table.phase === "over" ? "over" : "";
+  $("pause").textContent = page.paused ? "Resume" : "Pause";
+  $("pause").hidden = table.phase === "over";
+  const download = $("download");
+  download.hidden = !page.view.snapshot_ready;
+  download.href = `api/games/${page.view.id}/snapshot`;
+
+  const drawPile = $("draw-pile");
+  drawPile.className = "card " + (table.draw_size > 0 ? "back" : "empty");
+  setLegal(drawPile, DRAW, legal);
+  $("draw-count").textContent = `draw pile: ${table.draw_size}`;
+  const discard = $("discard-pile");
+  if (table.discard_top === null) { discard.className = "card empty"; discard.textContent = ""; }
+  else paintCard(discard, table.discard_top);
+  setLegal(discard, TAKE, legal);
+
+  $("hand").hidden = table.held_from === null;
+  if (table.held_from !== null) {
+    paintCard($("held"), table.held);
+    const who = table.current === you ? "You" : `Seat ${table.current}`;
+    $("held-from").textContent = table.held_from === "draw pile"
+      ? `${who} drew it from the draw pile` : `${who} took it from the discard pile`;
+  }
+  const choosing = table.phase === "drawn" && legal.size > 0;
+  $("hand-choice").hidden = !choosing;
+  $("discard-drawn").hidden = page.mode === "flip";
+  $("keep-drawn").hidden = page.mode === "keep";
+  $("hand-hint").textContent = page.mode === "flip"
+    ? "Click one of your face-down cards to turn it up." : "Click one of your cards to put the drawn card there.";
+
+  const grids = $("grids");
+  grids.replaceChildren();
+  const slotAction = table.phase === "setup" || page.mode === "flip" ? FLIP : REPLACE; // + slot
+  for (let p = 0; p < table.num_players; p++) {
+    const panel = seatPanel(p, table.totals[p], `last round ${table.round_scores[p]}`);
+    if (p === table.current && table.phase !== "over") panel.classList.add("to-act");
+    if (table.winners.includes(p)) panel.classList.add("winner");
+    const grid = document.createElement("div");
+    grid.className = "grid";
+    for (let k = 0; k < 12; k++) {
+      const action = p === you ? slotAction + k : -1; // only the person's own cards take moves
+      grid.append(cardButton(table.cards[p][k], table.removed[p][k], action, legal));
+    }
+    panel.append(grid);
+    grids.append(panel);
+  }
+  renderRoundEnd();
+  scheduleAgents();
+}
+
+function setLegal(button, action, legal) {
+  button.disabled = !legal.has(action);
+  button.classList.toggle("legal", legal.has(action));
+  if (legal.has(action)) button.dataset.action = String(action);
+  else delete button.dataset.action;
+}
+
+function seatPanel(p, total, detail) {
+  const panel = document.createElement("div");
+  panel.className = "seat";
+  panel.dataset.seat = String(p);
+  const title = document.createElement("h4");
+  title.textContent = seatName(p) + (p === page.view.table.ender ? " · ended the round" : "");
+  const score = document.createElement("div");
+  score.className = "score";
+  score.textContent = `total ${total} · ${detail}`;
+  panel.append(title, score);
+  return panel;
+}
+
+const PHASE_HELP = {
+  setup: "turn two cards face up",
+  choose: "draw a card or take the top discard",
+  drawn: "replace a card with it, or discard it and flip a card",
+  taken: "replace a card with it",
+};
+
+function statusLine() {
+  const { table, seats } = page.view;
+  if (table.phase === "over") {
+    const names = table.winners.map((p) => seats[p] === null ? "you" : `seat ${p} (${seats[p]})`);
+    return `Game over after ${table.round_index} round(s). Lowest total wins (R20): ${names.join(", ")}`;
+  }
+  const who = seats[table.current] === null ? "Your turn" : `${seatName(table.current)} to play`;
+  let line = `Round ${table.round_index + 1} · ${who}: ${PHASE_HELP[table.phase]}`;
+  if (table.ender !== null) line += ` · seat ${table.ender} ended the round, ${table.final_turns} final turn(s) left`;
+  return line;
+}
+
+function renderRoundEnd() {
+  const box = $("round-end");
+  const last = page.view.last_round;
+  box.hidden = last === null;
+  if (last === null) return;
+  const title = document.createElement("h3");
+  title.textContent = `Round ${last.round} over: ${seatName(last.ender)} ended it`;
+  const lines = [title];
+  const doubling = document.createElement("p");
+  if (last.doubled) {
+    doubling.className = "doubled";
+    doubling.textContent = `${seatName(last.doubled.seat)} did not have the strictly lowest score: ` +
+      `doubled from ${last.doubled.from} to ${last.doubled.to} (R17).`;
+  } else {
+    doubling.textContent = "No score was doubled (R17).";
+  }
+  lines.push(doubling);
+  const grids = document.createElement("div");
+  grids.className = "reveal-grids small";
+  last.cards.forEach((cards, p) => {
+    const panel = seatPanel(p, last.totals[p], `round ${last.scores[p]}`);
+    panel.querySelector("h4").textContent = seatName(p) + (p === last.ender ? " · ended it" : "");
+    const grid = document.createElement("div");
+    grid.className = "grid";
+    cards.forEach((value, k) => {
+      const card = document.createElement("div");
+      paintCard(card, value, last.removed[p][k]);
+      grid.append(card);
+    });
+    panel.append(grid);
+    grids.append(panel);
+  });
+  lines.push(grids);
+  box.replaceChildren(...lines);
+}
+
+const MOVE_WORDS = { draw: "draws from the draw pile", take: "takes the top discard", replace: "replaces slot", flip: "flips slot" };
+
+function logMove(view) {
+  const last = view.last_move;
+  if (last === null) return;
+  const [verb, slot] = last.name.split(" ");
+  const item = document.createElement("li");
+  const who = view.seats[last.seat] === null ? "You" : `Seat ${last.seat} (${view.seats[last.seat]})`;
+  item.textContent = `${who} ${MOVE_WORDS[verb]}${slot === undefined ? "" : " " + slot}`;
+  $("log").prepend(item);
+}
+
+init().catch((error) => { $("setup-error").textContent = `cannot reach the server: ${error.message}`; });

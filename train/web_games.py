@@ -1,0 +1,277 @@
+"""The games of ``skyjo serve``: kept as engine snapshots, stepped one move at a time, shown per seat.
+
+A game is a *record* of plain JSON data: ``seats`` (per seat an agent name, or ``None`` for the
+person; no ``None``: a spectator game), ``state`` (the engine's snapshot, :mod:`skyjo_env.snapshot`),
+``last_move`` and ``last_round``. Each call imports the snapshot into a fresh one-game engine, steps
+it and exports it again, so no live engine outlives a request and a record on disk resumes as it was.
+
+:func:`view` is all a client ever sees of a game: it is built from
+:func:`skyjo_env.render.public_table` for the person's seat (a spectator: public information only),
+so face-down cards, the draw pile's order and another seat's drawn card never leave the server.
+The full snapshot (:func:`snapshot`) is given out only once nothing is secret any more: a human
+game that is over, or a spectator game.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import re
+import uuid
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from skyjo_env import agents
+from skyjo_env.actions import action_name
+from skyjo_env.agents.base import Policy
+from skyjo_env.engine import OVER, SkyjoEngine
+from skyjo_env.observation import size as observation_size
+from skyjo_env.opponents import act
+from skyjo_env.render import public_table
+from skyjo_env.rules import EPISODES, NEXT_STARTERS, Rules
+
+PLAYER_COUNTS = range(2, 9)  # R2
+_GAME_ID = re.compile(r"[0-9a-f]{32}")
+
+
+class GameError(Exception):
+    """A request refused with HTTP ``status``; ``extra`` goes into the JSON error beside the message."""
+
+    def __init__(self, status: int, message: str, **extra: Any) -> None:
+        super().__init__(message)
+        self.status = status
+        self.extra = extra
+
+
+# ---------------------------------------------------------------------------------------- agents
+@functools.cache
+def policy(name: str) -> Policy:
+    """The agent ``name``, built once per process (``ValueError`` naming the known ones if unknown)."""
+    return agents.make(name)
+
+
+def fits(agent: Policy, num_players: int) -> bool:
+    """Whether ``agent`` plays ``num_players``-player games: a network reads observations of one size only."""
+    size = getattr(agent, "obs_size", None)
+    return size is None or size == observation_size(num_players)
+
+
+def default_agent(num_players: int) -> str:
+    """The shipped PPO agent for ``num_players`` players where there is one, else ``counting``."""
+    name = f"ppo-{num_players}p"
+    return name if name in agents.names() and fits(policy(name), num_players) else "counting"
+
+
+def options() -> dict[str, Any]:
+    """What a new game may be: each agent with the seat counts it fits, the default agents, the rules."""
+    return {
+        "agents": {name: [p for p in PLAYER_COUNTS if fits(policy(name), p)] for name in agents.names()},
+        "default_agents": {str(p): default_agent(p) for p in PLAYER_COUNTS},
+        "rules": Rules().to_dict(),
+        "choices": {"next_starter": list(NEXT_STARTERS), "episode": list(EPISODES)},
+    }
+
+
+# ---------------------------------------------------------------------------------------- games
+def new_game(body: Any) -> dict[str, Any]:
+    """A new game's record from a request ``{"seats": [...], "rules": {...}, "seed": n}`` (rules, seed optional)."""
+    body = _object(body)
+    seats = body.get("seats")
+    if not isinstance(seats, list) or not all(s is None or isinstance(s, str) for s in seats):
+        raise GameError(400, "seats must be a list with an agent name, or null for the person, per seat")
+    if seats.count(None) > 1:
+        raise GameError(400, "at most one seat is the person's (null); name an agent for the others")
+    chosen = body.get("rules", {})
+    if not isinstance(chosen, dict) or "num_players" in chosen:
+        raise GameError(400, "rules must be an object of rule options; the player count follows the seats")
+    try:
+        rules = Rules.from_dict({**chosen, "num_players": len(seats)})
+    except ValueError as exc:
+        raise GameError(400, f"bad rules: {exc}") from None
+    for name in seats:
+        if name is not None:
+            _agent(name, rules.num_players)
+    try:
+        engine = SkyjoEngine(rules, 1, seed=body.get("seed"), auto_reset=False, reward="none")
+    except (TypeError, ValueError) as exc:
+        raise GameError(400, f"bad seed {body.get('seed')!r}: {exc}") from None
+    return {"seats": seats, "state": engine.export_game(0), "last_move": None, "last_round": None}
+
+
+def move(record: dict[str, Any], body: Any) -> dict[str, Any]:
+    """The record after the person's move ``{"action": id}`` (action ids: :mod:`skyjo_env.actions`)."""
+    action = _object(body).get("action")
+    engine = _playing(record)
+    person = _person(record)
+    if person is None:
+        raise GameError(409, "every seat of this game is an agent's (a spectator game): advance it instead")
+    if int(engine.current[0]) != person:
+        seat = int(engine.current[0])
+        raise GameError(409, f"not your turn: seat {seat} ({record['seats'][seat]}) is to act; advance the game", legal=[])
+    try:
+        return _step(record, engine, action)
+    except ValueError as exc:
+        raise GameError(400, f"move refused: {exc}", legal=_legal(engine)) from None
+
+
+def advance(record: dict[str, Any]) -> dict[str, Any]:
+    """The record after one move of the agent whose turn it is."""
+    engine = _playing(record)
+    seat = int(engine.current[0])
+    name = record["seats"][seat]
+    if name is None:
+        raise GameError(409, f"it is your turn (seat {seat}): send a move", legal=_legal(engine))
+    games = np.zeros(1, dtype=np.intp)
+    return _step(record, engine, int(act(policy(name), engine, games, engine.legal_mask(games))[0]))
+
+
+def view(game_id: str, record: dict[str, Any]) -> dict[str, Any]:
+    """What the person (a spectator, in a spectator game) may see of the game, as JSON data."""
+    engine = _engine(record)
+    person = _person(record)
+    table = public_table(engine, 0, person)
+    return {
+        "id": game_id,
+        "seats": record["seats"],
+        "you": person,
+        "rules": engine.rules.to_dict(),
+        "table": asdict(table),
+        "legal": _legal(engine) if person is not None and table.current == person else [],
+        "last_move": record["last_move"],
+        "last_round": record["last_round"],
+        "snapshot_ready": _snapshot_ready(record),
+    }
+
+
+def snapshot(record: dict[str, Any]) -> dict[str, Any]:
+    """The engine's full snapshot of the game: a spectator game's at any time, a human game's once over."""
+    if not _snapshot_ready(record):
+        raise GameError(409, "the game's snapshot shows face-down cards: it can be downloaded once the game is over")
+    return record["state"]
+
+
+def _step(record: dict[str, Any], engine: SkyjoEngine, action: Any) -> dict[str, Any]:
+    """The record after ``action`` (``ValueError`` from the engine if it is not a legal action id)."""
+    seat = int(engine.current[0])
+    result = engine.step(np.array([action]))
+    action = int(action)
+    return {
+        **record,
+        "state": engine.export_game(0),
+        "last_move": {"seat": seat, "action": action, "name": action_name(action)},
+        "last_round": _round_end(record["state"], action) if result.round_over[0] else record["last_round"],
+    }
+
+
+def _round_end(before: dict[str, Any], action: int) -> dict[str, Any]:
+    """The round that ``action`` ends in state ``before``: every grid turned up (R16), the round
+    scores, the ender and any doubling of their score (R17), and the totals (R18).
+
+    The engine deals the next round in the same step, so the last move is replayed in a one-round
+    copy of the game, which stops with every card face up.
+    """
+    rules = Rules.from_dict({**before["rules"], "episode": "round"})
+    engine = SkyjoEngine(rules, 1, seed=0, auto_reset=False, reward="none")
+    engine.import_game(0, {**before, "rules": rules.to_dict()})
+    engine.step(np.array([action]))
+    table = public_table(engine, 0, None)
+    ender = table.ender
+    kept = sum(card for card, gone in zip(table.cards[ender], table.removed[ender]) if not gone)
+    score = table.round_scores[ender]
+    return {
+        "round": table.round_index,
+        "cards": table.cards,
+        "removed": table.removed,
+        "scores": table.round_scores,
+        "ender": ender,
+        "doubled": {"seat": ender, "from": kept, "to": score} if score != kept else None,
+        "totals": table.totals,
+    }
+
+
+def _engine(record: dict[str, Any]) -> SkyjoEngine:
+    engine = SkyjoEngine(Rules.from_dict(record["state"]["rules"]), 1, seed=0, auto_reset=False, reward="none")
+    engine.import_game(0, record["state"])
+    return engine
+
+
+def _playing(record: dict[str, Any]) -> SkyjoEngine:
+    """The game's engine, or a 409 if the game is over."""
+    engine = _engine(record)
+    if engine.phase[0] == OVER:
+        raise GameError(409, "the game is over: start a new one")
+    return engine
+
+
+def _person(record: dict[str, Any]) -> int | None:
+    """The person's seat, or None in a spectator game."""
+    seats = record["seats"]
+    return seats.index(None) if None in seats else None
+
+
+def _snapshot_ready(record: dict[str, Any]) -> bool:
+    return _person(record) is None or record["state"]["phase"] == "over"
+
+
+def _legal(engine: SkyjoEngine) -> list[dict[str, Any]]:
+    """The legal moves of the seat to act, as ``{"action": id, "name": ...}``."""
+    return [{"action": int(a), "name": action_name(a)} for a in np.flatnonzero(engine.legal_mask()[0])]
+
+
+def _agent(name: str, num_players: int) -> Policy:
+    try:
+        agent = policy(name)
+    except ValueError as exc:
+        raise GameError(400, str(exc)) from None
+    if not fits(agent, num_players):
+        fitting = [n for n in agents.names() if fits(policy(n), num_players)]
+        raise GameError(400, f"agent {name!r} does not play {num_players}-player games; agents that do: {', '.join(fitting)}")
+    return agent
+
+
+def _object(body: Any) -> dict[str, Any]:
+    if not isinstance(body, dict):
+        raise GameError(400, f"the request body must be a JSON object, not {type(body).__name__}")
+    return body
+
+
+# ---------------------------------------------------------------------------------------- storage
+class GameStore:
+    """Game records by id, in memory and as ``<id>.json`` in ``folder``: a restarted server resumes them."""
+
+    def __init__(self, folder: str | Path) -> None:
+        self.folder = Path(folder)
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self._records: dict[str, dict[str, Any]] = {}
+
+    def add(self, record: dict[str, Any]) -> str:
+        """Store a new game; returns its id."""
+        game_id = uuid.uuid4().hex
+        self.put(game_id, record)
+        return game_id
+
+    def get(self, game_id: str) -> dict[str, Any]:
+        """The record of game ``game_id`` (read from its file after a restart); 404 if there is none."""
+        if game_id not in self._records:
+            try:
+                self._records[game_id] = json.loads(self._path(game_id).read_text())
+            except FileNotFoundError:
+                raise GameError(404, f"unknown game {game_id!r}") from None
+        return self._records[game_id]
+
+    def put(self, game_id: str, record: dict[str, Any]) -> None:
+        """Store ``record`` as game ``game_id``, replacing its file whole (never half written)."""
+        path = self._path(game_id)
+        partial = path.with_suffix(".partial")
+        partial.write_text(json.dumps(record))
+        os.replace(partial, path)
+        self._records[game_id] = record
+
+    def _path(self, game_id: str) -> Path:
+        if not _GAME_ID.fullmatch(game_id):
+            raise GameError(404, f"unknown game {game_id!r}")
+        return self.folder / f"{game_id}.json"
