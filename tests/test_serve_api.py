@@ -171,9 +171,9 @@ def test_a_restarted_server_resumes_a_game_from_its_folder(client: TestClient, f
 def test_agents_fit_the_seat_counts_their_networks_read() -> None:
     from skyjo_env.train.web_games import fits, policy
 
-    network = policy("ppo-4p")
+    network = policy("ppo-4p", Rules(num_players=4))
     assert network.obs_size == observation_size(4)
-    assert fits(network, 4) and not fits(network, 2) and all(fits(policy("counting"), p) for p in range(2, 9))
+    assert fits("ppo-4p", 4) and not fits("ppo-4p", 2) and all(fits("counting", p) for p in range(2, 9))
 
 
 # ---------------------------------------------------------------------------------------- errors
@@ -186,6 +186,9 @@ def test_agents_fit_the_seat_counts_their_networks_read() -> None:
         ('{"seats": [null, 3]}', "seats must be a list"),
         ('{"seats": [null, null]}', "at most one seat is the person's"),
         ('{"seats": [null, "wizard"]}', "unknown agent 'wizard'; known agents: counting, ppo-2p"),
+        # A request names registered agents only: the server imports no file or module it is sent.
+        ('{"seats": [null, "tests/reference.py:ReferenceGame"]}', "unknown agent 'tests/reference.py:ReferenceGame'"),
+        ('{"seats": [null, "os:getcwd"]}', "unknown agent 'os:getcwd'"),
         ('{"seats": [null, "ppo-4p"]}', "agent 'ppo-4p' does not play 2-player games; agents that do: counting, ppo-2p"),
         ('{"seats": [null, "ppo-2p", "counting"]}', "agent 'ppo-2p' does not play 3-player games"),
         ('{"seats": [null]}', "bad rules: num_players=1 is not allowed; use 2 to 8 (R2)"),

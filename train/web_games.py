@@ -19,6 +19,7 @@ import json
 import os
 import re
 import uuid
+import warnings
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -29,7 +30,6 @@ from skyjo_env import agents
 from skyjo_env.actions import action_name
 from skyjo_env.agents.base import Policy
 from skyjo_env.engine import OVER, SkyjoEngine
-from skyjo_env.observation import size as observation_size
 from skyjo_env.opponents import act
 from skyjo_env.render import public_table
 from skyjo_env.rules import EPISODES, NEXT_STARTERS, Rules
@@ -48,28 +48,48 @@ class GameError(Exception):
 
 
 # ---------------------------------------------------------------------------------------- agents
+def policy(name: str, rules: Rules) -> Policy:
+    """The registered agent ``name`` at a table under ``rules``, built once per process.
+
+    Only registered names: a request must not make the server import files (agent specs such as
+    ``file.py:attr`` are for the command line). ``GameError`` for an unknown name or an agent that
+    does not play this many seats.
+    """
+    if name not in agents.names():
+        raise GameError(400, f"unknown agent {name!r}; known agents: {', '.join(agents.names())}")
+    agent = _built(name, rules)
+    if agent is None:
+        fitting = [n for n in agents.names() if fits(n, rules.num_players)]
+        raise GameError(400, f"agent {name!r} does not play {rules.num_players}-player games; agents that do: {', '.join(fitting)}")
+    return agent
+
+
+def fits(name: str, num_players: int) -> bool:
+    """Whether agent ``name`` plays ``num_players``-player games (a network reads one player count only)."""
+    return _built(name, Rules(num_players=num_players)) is not None
+
+
 @functools.cache
-def policy(name: str) -> Policy:
-    """The agent ``name``, built once per process (``ValueError`` naming the known ones if unknown)."""
-    return agents.make(name)
-
-
-def fits(agent: Policy, num_players: int) -> bool:
-    """Whether ``agent`` plays ``num_players``-player games: a network reads observations of one size only."""
-    size = getattr(agent, "obs_size", None)
-    return size is None or size == observation_size(num_players)
+def _built(name: str, rules: Rules) -> Policy | None:
+    """``agents.make(name, rules=rules)``, once per process; ``None`` if the agent does not fit the table."""
+    try:
+        with warnings.catch_warnings():  # a network trained under other rules still plays: the page needs no warning
+            warnings.simplefilter("ignore", UserWarning)
+            return agents.make(name, rules=rules)
+    except ValueError:
+        return None
 
 
 def default_agent(num_players: int) -> str:
     """The shipped PPO agent for ``num_players`` players where there is one, else ``counting``."""
     name = f"ppo-{num_players}p"
-    return name if name in agents.names() and fits(policy(name), num_players) else "counting"
+    return name if name in agents.names() and fits(name, num_players) else "counting"
 
 
 def options() -> dict[str, Any]:
     """What a new game may be: each agent with the seat counts it fits, the default agents, the rules."""
     return {
-        "agents": {name: [p for p in PLAYER_COUNTS if fits(policy(name), p)] for name in agents.names()},
+        "agents": {name: [p for p in PLAYER_COUNTS if fits(name, p)] for name in agents.names()},
         "default_agents": {str(p): default_agent(p) for p in PLAYER_COUNTS},
         "rules": Rules().to_dict(),
         "choices": {"next_starter": list(NEXT_STARTERS), "episode": list(EPISODES)},
@@ -94,7 +114,7 @@ def new_game(body: Any) -> dict[str, Any]:
         raise GameError(400, f"bad rules: {exc}") from None
     for name in seats:
         if name is not None:
-            _agent(name, rules.num_players)
+            policy(name, rules)
     try:
         engine = SkyjoEngine(rules, 1, seed=body.get("seed"), auto_reset=False, reward="none")
     except (TypeError, ValueError) as exc:
@@ -126,7 +146,7 @@ def advance(record: dict[str, Any]) -> dict[str, Any]:
     if name is None:
         raise GameError(409, f"it is your turn (seat {seat}): send a move", legal=_legal(engine))
     games = np.zeros(1, dtype=np.intp)
-    return _step(record, engine, int(act(policy(name), engine, games, engine.legal_mask(games))[0]))
+    return _step(record, engine, int(act(policy(name, engine.rules), engine, games, engine.legal_mask(games))[0]))
 
 
 def view(game_id: str, record: dict[str, Any]) -> dict[str, Any]:
@@ -220,17 +240,6 @@ def _snapshot_ready(record: dict[str, Any]) -> bool:
 def _legal(engine: SkyjoEngine) -> list[dict[str, Any]]:
     """The legal moves of the seat to act, as ``{"action": id, "name": ...}``."""
     return [{"action": int(a), "name": action_name(a)} for a in np.flatnonzero(engine.legal_mask()[0])]
-
-
-def _agent(name: str, num_players: int) -> Policy:
-    try:
-        agent = policy(name)
-    except ValueError as exc:
-        raise GameError(400, str(exc)) from None
-    if not fits(agent, num_players):
-        fitting = [n for n in agents.names() if fits(policy(n), num_players)]
-        raise GameError(400, f"agent {name!r} does not play {num_players}-player games; agents that do: {', '.join(fitting)}")
-    return agent
 
 
 def _object(body: Any) -> dict[str, Any]:
