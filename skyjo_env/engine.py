@@ -44,6 +44,7 @@ import numpy as np
 
 from skyjo_env import random_streams
 from skyjo_env.actions import DRAW, FLIP, NUM_ACTIONS, REPLACE, TAKE, action_name
+from skyjo_env.checks import illegal_rows
 from skyjo_env.cards import ALL_SLOTS, COLS, COLUMN_MASK, COUNTS, DECK, DECK_SIZE, MIN_VALUE, NUM_VALUES, ROWS, SETUP_FLIPS, SLOT_FLAGS, SLOTS
 from skyjo_env.rules import Rules
 from skyjo_env.sampling import unpack_bits
@@ -349,15 +350,14 @@ class SkyjoEngine:
 
     def _check_actions(self, a: np.ndarray, games: np.ndarray) -> None:
         bits = self.legal_bits(games)
-        in_range = (a >= 0) & (a < NUM_ACTIONS)
-        legal = in_range & (((bits >> np.where(in_range, a, 0).astype(np.uint32)) & 1) == 1)
-        if _all(legal):
+        bad = illegal_rows(a, bits)
+        if not bad.size:
             return
-        i = int(np.flatnonzero(~legal)[0])
+        i = int(bad[0])
         g = int(games[i])
         if self.phase[g] == OVER:
             raise ValueError(f"game {g} is over; no action is legal until it is reset (reset_games)")
-        name = action_name(a[i]) if in_range[i] else repr(int(a[i]))
+        name = action_name(a[i]) if 0 <= a[i] < NUM_ACTIONS else repr(int(a[i]))
         legal_names = [action_name(x) for x in np.flatnonzero(unpack_bits(bits[i : i + 1])[0])]
         raise ValueError(
             f"illegal action {name} (id {int(a[i])}) in game {g}, phase {PHASE_NAMES[self.phase[g]]}, "

@@ -22,11 +22,14 @@ view over :class:`~skyjo_env.learner_games.LearnerGames`, the same games as the 
   game and its legal actions, before any game moves.
 * ``reset(seed=...)`` takes one integer (one engine deals every game) and no options.
 
-Options: every :class:`~skyjo_env.rules.Rules` field, plus ``opponents`` (one policy or a list;
-each new game draws one by ``weights`` and it plays all of that game's opponent seats; default a
-random legal player), ``weights``, ``seat`` (``None``: random per game), ``reward``,
-``reward_scale``, ``max_steps`` and ``render_mode`` (``None`` or ``"rgb_array"``: ``render()``
-returns one image per game, from its learner's view).
+Options, as every view takes them: every :class:`~skyjo_env.rules.Rules` field as a keyword, or
+``rules=Rules(...)``; ``seed`` (seeds the first ``reset`` that is given none); ``max_steps``
+(default :data:`~skyjo_env.checks.MAX_STEPS`); ``render_mode`` (``None`` or ``"rgb_array"``:
+``render()`` returns one image per game, from its learner's view); and of the vector views:
+``opponents`` (one policy or a list of pool entries, see
+:class:`~skyjo_env.learner_games.LearnerGames`; each new game draws one by ``weights``; default a
+random legal player), ``weights``, ``seat`` (``None``: random per game), ``reward`` and
+``reward_scale``.
 """
 
 from __future__ import annotations
@@ -38,12 +41,12 @@ import gymnasium
 import numpy as np
 from gymnasium.vector.utils import batch_space
 
-from skyjo_env.arguments import check_render_mode, rules_from
+from skyjo_env.checks import MAX_STEPS, check_render_mode, check_seed, rules_from
+from skyjo_env.learner_games import VECTOR_ENV_OPTIONS as ENV_OPTIONS
 from skyjo_env.learner_games import LearnerGames
 from skyjo_env.opponents import OpponentPolicy
+from skyjo_env.rules import Rules
 from skyjo_env.spaces import action_space, observation_space
-
-ENV_OPTIONS = ("opponents", "weights", "seat", "reward", "reward_scale", "max_steps", "render_mode")
 # Gymnasium 1.0 has no AutoresetMode (its vector wrappers then assume next-step resets).
 _AUTORESET = getattr(gymnasium.vector, "AutoresetMode", None)
 
@@ -59,24 +62,28 @@ class SkyjoVectorEnv(gymnasium.vector.VectorEnv):
         self,
         num_envs: int,
         *,
-        opponents: OpponentPolicy | Sequence[OpponentPolicy] | None = None,
+        opponents: Any = None,
         weights: Sequence[float] | None = None,
         seat: int | None = None,
         reward: str = "result",
         reward_scale: float = 1.0,
-        max_steps: int | None = 10_000,
+        seed: int | None = None,
+        max_steps: int | None = MAX_STEPS,
         render_mode: str | None = None,
+        rules: Rules | None = None,
         **rule_options: Any,
     ) -> None:
-        rules = rules_from(rule_options, ENV_OPTIONS)
+        rules = rules_from(rule_options, ENV_OPTIONS, rules)
         check_render_mode(render_mode, self.metadata["render_modes"])
+        check_seed(seed)
         self.games = LearnerGames(
             num_envs, rules, opponents=opponents, weights=weights, seat=seat, reward=reward,
-            reward_scale=reward_scale, max_steps=max_steps,
+            reward_scale=reward_scale, max_steps=max_steps, seed=seed,
         )  # fmt: skip
         self.num_envs = self.games.num_games
         self.render_mode = render_mode
-        self.single_observation_space = observation_space(rules.num_players)
+        self._seed = seed  # for the first reset that gets none
+        self.single_observation_space = observation_space(rules.num_players, rules.end_score)
         self.single_action_space = action_space()
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         self.action_space = batch_space(self.single_action_space, self.num_envs)
@@ -88,6 +95,8 @@ class SkyjoVectorEnv(gymnasium.vector.VectorEnv):
             raise ValueError(f"seed={seed!r} is not allowed; use None or one integer (one engine deals all {self.num_envs} games)")
         if options:
             raise ValueError(f"reset options {sorted(options)} are not supported; this environment takes none")
+        if seed is None:
+            seed, self._seed = self._seed, None
         observations = self.games.reset(None if seed is None else int(seed))
         self._started = True
         return observations, self._infos()

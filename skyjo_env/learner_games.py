@@ -1,62 +1,75 @@
-"""N games of Skyjo for one learner against batched opponents: the core of the vector environments.
+"""N games of Skyjo for one learner against batched opponents: the core of every single-learner view.
 
 :class:`LearnerGames` owns one :class:`~skyjo_env.engine.SkyjoEngine` of N games without
 auto-reset (the engine holds every rule). In each game a learner sits in a seat (drawn at random
-for every new game, or fixed); the other seats are played by an opponent policy assigned to the
-game when it starts. :meth:`LearnerGames.step` applies the N learner actions at once, then lets
-opponents act, in batch, until every game is back at its learner's turn or over: while some game
-has an opponent to act, those games are observed, each opponent policy is called once on its
-games, and the engine steps them together. A game that ends (or, at a learner turn, has had
-``max_steps`` actions of all seats: truncation) is reported in :class:`Ended` and dealt again at
-once: new seat, new opponent, opponents' moves up to the learner's first turn.
+for every new game, or fixed); the other seats are played by the opponents drawn for the game when
+it starts: one policy for all of them, or a line-up of one policy per seat. :meth:`LearnerGames.step`
+applies the N learner actions at once, then lets opponents act, in batch, until every game is back
+at its learner's turn or over: while some game has an opponent to act, each opponent policy is
+called once on all its games (:func:`~skyjo_env.opponents.play_policies`) and the engine steps them
+together. A game that ends (or, at a learner turn, has had ``max_steps`` actions of all seats:
+truncation) is reported in :class:`Ended`; with ``restart`` (the vector views) it is dealt again at
+once (new seat, new opponents, opponents' moves up to the learner's first turn), without it (the
+single-game Gymnasium view) it stays as it ended until :meth:`LearnerGames.reset`.
 
-This module needs numpy only; :mod:`skyjo_env.sb3_vec_env` (stable-baselines3) and
-:mod:`skyjo_env.gymnasium_vector_env` (Gymnasium) are thin views over it.
+This module needs numpy only; :mod:`skyjo_env.gymnasium_env`, :mod:`skyjo_env.gymnasium_vector_env`
+and :mod:`skyjo_env.sb3_vec_env` are thin views over it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
-from skyjo_env.random_policy import RandomPolicy
 from skyjo_env import render
-from skyjo_env.actions import NUM_ACTIONS, action_name
-from skyjo_env.arguments import check_max_steps
+from skyjo_env.actions import action_name
+from skyjo_env.checks import MAX_STEPS, check_actions, check_max_steps, check_seat
 from skyjo_env.engine import OVER, SkyjoEngine
 from skyjo_env.observation import observe
-from skyjo_env.opponents import OpponentPolicy, act
+from skyjo_env.opponents import OpponentPolicy, build, is_factory, per_seat, play_policies
+from skyjo_env.random_policy import RandomPolicy
 from skyjo_env.rules import Rules
 from skyjo_env.sampling import unpack_bits
+
+#: One pool entry: a policy (or factory) for every opponent seat, or a line-up of one per seat.
+Opponents = Any
+#: The options of the vector views over these games, besides the rule options.
+VECTOR_ENV_OPTIONS = ("opponents", "weights", "seat", "reward", "reward_scale", "seed", "max_steps", "render_mode")
 
 
 @dataclass(frozen=True)
 class Ended:
-    """The games that ended during a step, before they were dealt again (all arrays of length k)."""
+    """The games that ended during a step, before any was dealt again (all arrays of length k)."""
 
     games: np.ndarray  #: (k,) game indices, ascending
     observations: np.ndarray  #: (k, obs) the learner's last observation of each ended game
     truncated: np.ndarray  #: (k,) bool: stopped by ``max_steps`` rather than finished
     seats: np.ndarray  #: (k,) the learner's seat in each ended game
-    opponents: list[OpponentPolicy]  #: the policy that played the opponent seats of each ended game
+    totals: np.ndarray  #: (k, P) the game totals when it ended, by absolute seat
+    won: np.ndarray  #: (k,) bool: the learner's total is among the lowest of a finished game (R20)
+    opponents: list[Any]  #: what played the opponent seats of each ended game (a policy or a line-up)
 
 
 class LearnerGames:
-    """``num_games`` Skyjo games for one learner against weighted opponent policies; see the module docstring.
+    """``num_games`` Skyjo games for one learner against weighted opponents; see the module docstring.
 
     Args:
         num_games: number of games N.
         rules: the rule options (default ``Rules()``: 2 players).
-        opponents: one policy or a list of policies (default: a seeded ``RandomPolicy``).
-        weights: sampling weight of each policy in ``opponents`` (default: equal).
+        opponents: one policy, or a list of pool entries; an entry is a policy (or a factory, built
+            with ``rules``) that plays every opponent seat, or a tuple of ``P - 1`` of them, one per
+            opponent seat clockwise after the learner. Default: a seeded random player.
+        weights: sampling weight of each entry (default: equal); each new game draws one.
         seat: the learner's seat in every game, or ``None`` (default): a random seat per game.
         reward: ``"result"``, ``"score"``, ``"lead"`` or ``"none"`` (see :class:`~skyjo_env.engine.SkyjoEngine`).
         reward_scale: every reward is multiplied by this (e.g. 0.05 for ``"score"`` rewards).
         max_steps: truncate a game at the first learner turn after this many actions of all its
             seats (a guard against policies that never end a round); ``None`` for no limit.
         seed: seeds the deals, the seats, the opponent draws and the default opponent.
+        restart: deal an ended game again within the step (default); ``False`` leaves it as it ended.
     """
 
     def __init__(
@@ -64,19 +77,18 @@ class LearnerGames:
         num_games: int,
         rules: Rules | None = None,
         *,
-        opponents: OpponentPolicy | Sequence[OpponentPolicy] | None = None,
+        opponents: Opponents | Sequence[Opponents] | None = None,
         weights: Sequence[float] | None = None,
         seat: int | None = None,
         reward: str = "result",
         reward_scale: float = 1.0,
-        max_steps: int | None = 10_000,
+        max_steps: int | None = MAX_STEPS,
         seed: int | None = None,
+        restart: bool = True,
     ) -> None:
         self.engine = SkyjoEngine(rules, num_games, seed=seed, auto_reset=False, reward=reward)
         self.rules = rules = self.engine.rules
-        P = rules.num_players
-        if seat is not None and (isinstance(seat, bool) or not isinstance(seat, int) or not 0 <= seat < P):
-            raise ValueError(f"seat={seat!r} is not allowed; use None (random per game) or a seat 0..{P - 1}")
+        check_seat(seat, rules.num_players)
         if isinstance(reward_scale, bool) or not isinstance(reward_scale, (int, float)) or not np.isfinite(reward_scale):
             raise ValueError(f"reward_scale={reward_scale!r} is not allowed; use a finite number")
         check_max_steps(max_steps)
@@ -84,17 +96,19 @@ class LearnerGames:
         self.reward_scale = np.float32(reward_scale)
         self.fixed_seat = seat
         self.max_steps = max_steps
+        self.restart = bool(restart)
         self._rng = np.random.default_rng(seed)
         self._all = np.arange(N)
         self._seats = np.zeros(N, dtype=np.int64)
-        self._pool: list[OpponentPolicy] = []  # every policy that some game may be playing
+        self._pool: list[tuple[OpponentPolicy, ...]] = []  # every line-up some game may be playing
+        self._entries: list[Any] = []  # what was given for each line-up (reported in Ended)
         self._draw = np.zeros(0)  # probability of drawing each pool entry for a new game
-        self._game_opponent = np.zeros(N, dtype=np.int64)  # pool index of each game's opponent
-        self._default = self._random_opponent() if opponents is None else None  # re-seeded by reset(seed)
-        self.set_opponents(self._default if opponents is None else opponents, weights)
+        self._game_opponent = np.zeros(N, dtype=np.int64)  # pool index of each game's line-up
+        self._default: RandomPolicy | None = None  # the seeded random default, re-seeded by reset(seed)
+        self.set_opponents(opponents, weights)
         self._carry = np.zeros(N, dtype=np.float32)  # rewards of new games before their learner's turn
         self._bits: np.ndarray | None = None  # legal actions of the learners, cached per state
-        self._ended: list[tuple[np.ndarray, ...]] = []  # per restart in a step: games, observations, truncated, seats, opponents
+        self._ended: list[tuple[np.ndarray, ...]] = []  # per restart in a step: games, observations, truncated, seats, totals, won, pool
 
     @property
     def seats(self) -> np.ndarray:
@@ -105,33 +119,44 @@ class LearnerGames:
 
     # ------------------------------------------------------------------ opponents
     @property
-    def opponents(self) -> list[OpponentPolicy]:
-        """The policies drawn for games that start from now on."""
-        return [p for p, w in zip(self._pool, self._draw) if w > 0]
+    def opponents(self) -> list[Any]:
+        """The entries drawn for games that start from now on."""
+        return [e for e, w in zip(self._entries, self._draw) if w > 0]
 
     @property
-    def game_opponents(self) -> list[OpponentPolicy]:
-        """The policy playing the opponent seats of each game."""
-        return [self._pool[i] for i in self._game_opponent.tolist()]
+    def game_opponents(self) -> list[Any]:
+        """The entry playing the opponent seats of each game."""
+        return [self._entries[i] for i in self._game_opponent.tolist()]
 
-    def set_opponents(
-        self, opponents: OpponentPolicy | Sequence[OpponentPolicy], weights: Sequence[float] | None = None
-    ) -> None:
-        """Draw the opponent of every game that starts from now on from ``opponents`` by ``weights``."""
-        policies = [opponents] if callable(opponents) else list(opponents)
-        if not policies or not all(callable(p) for p in policies):
+    def set_opponents(self, opponents: Opponents | Sequence[Opponents] | None, weights: Sequence[float] | None = None) -> None:
+        """Draw the opponents of every game that starts from now on from ``opponents`` by ``weights``
+        (entries as the argument of that name; ``None``: the seeded random default); games in
+        progress keep theirs."""
+        if opponents is None:
+            if self._default is None:
+                self._default = self._random_opponent()
+            opponents = self._default
+        entries = [opponents] if callable(opponents) else list(opponents) if isinstance(opponents, (list, tuple)) else []
+        if not entries or not all(callable(e) or isinstance(e, (list, tuple)) for e in entries):
             raise ValueError(f"opponents must be a policy or a non-empty list of policies (callables), got {opponents!r}")
-        w = np.ones(len(policies)) if weights is None else np.asarray(weights, dtype=np.float64)
-        if w.shape != (len(policies),) or not np.all(np.isfinite(w)) or np.any(w < 0) or w.sum() <= 0:
+        w = np.ones(len(entries)) if weights is None else np.asarray(weights, dtype=np.float64)
+        if w.shape != (len(entries),) or not np.all(np.isfinite(w)) or np.any(w < 0) or w.sum() <= 0:
             raise ValueError(
-                f"weights must be {len(policies)} non-negative finite numbers, not all zero (one per opponent), got {weights!r}"
+                f"weights must be {len(entries)} non-negative finite numbers, not all zero (one per opponent), got {weights!r}"
             )
+        lineups = [self._lineup(e) for e in entries]
         in_use = np.unique(self._game_opponent) if self._pool else np.zeros(0, dtype=np.int64)
         remap = np.zeros(len(self._pool), dtype=np.int64)
         remap[in_use] = np.arange(in_use.size)
         self._game_opponent = remap[self._game_opponent] if self._pool else self._game_opponent
-        self._pool = [self._pool[i] for i in in_use] + policies
+        self._pool = [self._pool[i] for i in in_use] + lineups
+        self._entries = [self._entries[i] for i in in_use] + entries
         self._draw = np.concatenate([np.zeros(in_use.size), w / w.sum()])
+        # Distinct policies, and which one plays (pool entry, relative opponent seat): a policy is
+        # called once per step on all the games it plays, whatever entries and seats they are.
+        self._policies: list[OpponentPolicy] = list({id(p): p for lineup in self._pool for p in lineup}.values())
+        index = {id(p): i for i, p in enumerate(self._policies)}
+        self._choice = np.array([[index[id(p)] for p in lineup] for lineup in self._pool], dtype=np.int64)
 
     # ------------------------------------------------------------------ games
     def reset(self, seed: int | None = None) -> np.ndarray:
@@ -141,11 +166,12 @@ class LearnerGames:
             self._rng = np.random.default_rng(seed)
             if self._default is not None:
                 new = self._random_opponent()
-                self._pool = [new if p is self._default else p for p in self._pool]
+                self._replace(self._default, new)
                 self._default = new
         self._carry[:] = 0
         self._draw_seats_and_opponents(self._all)
         self._advance(self._all, self._carry, np.ones(self.num_games, dtype=bool))  # all done: no game restarts
+        self._ended = []
         self._bits = None
         return observe(self.engine, self._seats)
 
@@ -183,8 +209,24 @@ class LearnerGames:
         return [render.render_rgb(self.engine, g, viewer=s) for g, s in enumerate(self._seats.tolist())]
 
     # ------------------------------------------------------------------ helpers
+    def _lineup(self, entry: Any) -> tuple[OpponentPolicy, ...]:
+        """The policy of every opponent seat for a pool entry, factories built with the rules."""
+        P = self.rules.num_players
+        seats = per_seat(entry if callable(entry) else list(entry), P)
+        built: dict[int, OpponentPolicy] = {}  # one object per factory, whatever seats it fills
+        for p in seats:
+            if id(p) not in built:
+                built[id(p)] = build(p, self.rules, int(self._rng.integers(2**63)) if is_factory(p) else None)
+        return tuple(built[id(p)] for p in seats)
+
+    def _replace(self, old: OpponentPolicy, new: OpponentPolicy) -> None:
+        """Put ``new`` wherever the pool holds ``old`` (the default opponent, re-seeded)."""
+        self._pool = [tuple(new if p is old else p for p in lineup) for lineup in self._pool]
+        self._entries = [new if e is old else e for e in self._entries]
+        self._policies = [new if p is old else p for p in self._policies]
+
     def _draw_seats_and_opponents(self, games: np.ndarray) -> None:
-        """For games just dealt: the learner's seat and the opponent policy."""
+        """For games just dealt: the learner's seat and the opponents' pool entry."""
         P = self.rules.num_players
         self._seats[games] = self._rng.integers(P, size=games.size) if self.fixed_seat is None else self.fixed_seat
         self._game_opponent[games] = self._rng.choice(len(self._pool), size=games.size, p=self._draw)
@@ -194,28 +236,21 @@ class LearnerGames:
 
         Opponents act in all the games where it is their turn, at once, until none is left. A game
         that ends (or, at its learner's turn, has reached ``max_steps``) and is not yet ``dones``
-        is recorded, marked in ``dones`` and dealt again, and its opponents play on in the new
-        game within the same loop. The learner's rewards go to ``rewards``, or to the carry of the
-        next step for games already done (they belong to the new game).
+        is recorded and marked in ``dones``; with ``restart`` it is dealt again and its opponents
+        play on in the new game within the same loop. The learner's rewards go to ``rewards``, or
+        to the carry of the next step for games already done (they belong to the new game).
         """
-        engine, seats = self.engine, self._seats
+        engine, seats, P = self.engine, self._seats, self.rules.num_players
         while games.size:
             ended = self._ended_games(games) & ~dones[games]
             if ended.any():
                 self._restart(games[ended], dones)
-            games = games[engine.current[games] != seats[games]]
+            games = games[(engine.current[games] != seats[games]) & (engine.phase[games] != OVER)]
             if not games.size:
                 return
-            masks = engine.legal_mask(games)
-            if len(self._pool) == 1:
-                actions = act(self._pool[0], engine, games, masks)
-            else:
-                group = self._game_opponent[games]
-                actions = np.empty(games.size, dtype=np.int64)
-                for k in np.unique(group).tolist():
-                    rows = np.flatnonzero(group == k)
-                    actions[rows] = act(self._pool[k], engine, games[rows], masks[rows])
-            gained = engine.step(actions, games, check=False).rewards[np.arange(games.size), seats[games]]
+            relative = (engine.current[games] - seats[games]) % P - 1  # opponent seat 0..P-2 after the learner
+            chosen = self._choice[self._game_opponent[games], relative]
+            gained = play_policies(engine, games, self._policies, chosen).rewards[np.arange(games.size), seats[games]]
             fresh = dones[games]
             if fresh.any():
                 self._carry[games[fresh]] += gained[fresh]
@@ -232,51 +267,50 @@ class LearnerGames:
         return over | ((engine.steps[games] >= self.max_steps) & (engine.current[games] == self._seats[games]))
 
     def _restart(self, games: np.ndarray, dones: np.ndarray) -> None:
-        """Record the episodes of ``games`` as ended, then deal them again."""
+        """Record the episodes of ``games`` as ended, then (with ``restart``) deal them again."""
         engine = self.engine
         seats = self._seats[games]
-        truncated = engine.phase[games] != OVER
-        opponents = self._game_opponent[games]
-        self._ended.append((games, observe(engine, seats, games), truncated, seats, opponents))
+        over = engine.phase[games] == OVER
+        totals = engine.totals[games].astype(np.int64)
+        won = over & (totals[np.arange(games.size), seats] == totals.min(axis=1))  # R20
+        record = (games, observe(engine, seats, games), ~over, seats, totals, won, self._game_opponent[games])
+        self._ended.append(record)
         dones[games] = True
-        engine.reset_games(games)
-        self._draw_seats_and_opponents(games)
+        if self.restart:
+            engine.reset_games(games)
+            self._draw_seats_and_opponents(games)
 
     def _collect_ended(self) -> Ended | None:
         """The games recorded by :meth:`_restart` during this step, in game order; clears the record."""
         parts, self._ended = self._ended, []
         if not parts:
             return None
-        games, observations, truncated, seats, opponents = (np.concatenate(x) for x in zip(*parts))
+        games, observations, truncated, seats, totals, won, pool = (np.concatenate(x) for x in zip(*parts))
         order = np.argsort(games, kind="stable")
         return Ended(
             games=games[order],
             observations=observations[order],
             truncated=truncated[order],
             seats=seats[order],
-            opponents=[self._pool[i] for i in opponents[order].tolist()],
+            totals=totals[order],
+            won=won[order],
+            opponents=[self._entries[i] for i in pool[order].tolist()],
         )
 
     def _checked(self, actions: np.ndarray) -> np.ndarray:
         """The learners' actions as int64, each legal; ``ValueError`` naming a game otherwise."""
-        actions = np.asarray(actions)
-        if actions.shape != (self.num_games,) or actions.dtype.kind not in "iu":
-            raise ValueError(f"actions must be {self.num_games} integer action ids, got {actions.dtype} of shape {actions.shape}")
-        actions = actions.astype(np.int64, copy=False)
         bits = self.legal_bits()
-        ok = (actions >= 0) & (actions < NUM_ACTIONS)
-        ok &= ((bits.astype(np.int64) >> np.where(ok, actions, 0)) & 1) == 1
-        if not ok.all():
-            g = int(np.flatnonzero(~ok)[0])
-            legal = [action_name(a) for a in np.flatnonzero(unpack_bits(bits[g : g + 1])[0])]
-            raise ValueError(
-                f"illegal action {int(actions[g])} for the learner in game {g} (seat {int(self._seats[g])}); "
-                f"legal actions: {legal}. Use the action masks (e.g. sb3_contrib.MaskablePPO)."
-            )
-        return actions
+        return check_actions(
+            actions,
+            bits,
+            malformed=lambda a: f"actions must be {self.num_games} integer action ids, got {a.dtype} of shape {a.shape}",
+            illegal=lambda g, a: (
+                f"illegal action {a} for the learner in game {g} (seat {int(self._seats[g])}); legal actions: "
+                f"{[action_name(x) for x in np.flatnonzero(unpack_bits(bits[g : g + 1])[0])]}. "
+                "Use the action masks (e.g. sb3_contrib.MaskablePPO)."
+            ),
+        )
 
     def _random_opponent(self) -> RandomPolicy:
         """The default opponent, seeded from this object's generator; it reads no observations."""
-        policy = RandomPolicy(int(self._rng.integers(2**63)))
-        policy.observes = False
-        return policy
+        return RandomPolicy(int(self._rng.integers(2**63)))

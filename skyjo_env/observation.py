@@ -18,8 +18,8 @@ slice                  size        meaning                                      
                                    (in the draw pile or face down), / that value's count
                                    in the deck (R1); public card counting
 ``draw_size``          1           cards in the draw pile / 150                            [0, 1]
-``totals``             P           game totals / end_score, relative seat order            about
-                                                                                           [-0.5, 2]
+``totals``             P           game totals / end_score, relative seat order, clipped   [-1, 1 +
+                                   below at -1 (see :func:`totals_ceiling`)                288/end]
 ``to_act``             1           1 if the observer is the seat to act                    {0, 1}
 ``round_ending``       1           1 once a player has ended the round (R15)               {0, 1}
 ``ender``              P           one-hot relative seat of the round-ender                {0, 1}
@@ -46,6 +46,17 @@ _SHOWN_FLOAT = SLOT_FLAGS.astype(np.float32).view(_FLOAT_ROW)[:, 0]  # the same 
 _HIDDEN_FLOAT = _SHOWN_FLOAT[ALL_SLOTS ^ np.arange(ALL_SLOTS + 1)]  # face_up bits -> face-down flags
 _VALUE_SCALE = np.float32(1 / MAX_VALUE)
 _PHASE_COLUMNS = 4  # engine phases setup, choose, drawn, taken; OVER has no column
+#: The lowest observed game total, in units of ``end_score``: a total below ``-end_score`` reads as
+#: ``-end_score`` (no real game gets there; the bound keeps the observation space finite).
+TOTALS_FLOOR = -1.0
+#: The highest round score: twelve 12s, doubled (R16, R17).
+MAX_ROUND_SCORE = 2 * SLOTS * MAX_VALUE
+
+
+def totals_ceiling(end_score: int) -> float:
+    """An upper bound of the observed game totals: a total before the last round is below
+    ``end_score`` (R19), and the last round adds at most :data:`MAX_ROUND_SCORE`."""
+    return 1.0 + MAX_ROUND_SCORE / end_score
 
 
 def size(num_players: int) -> int:
@@ -173,7 +184,8 @@ def observe(engine: SkyjoEngine, seats: np.ndarray | int, games: np.ndarray | No
     out[ending, L["round_ending"].start] = 1
     flat[base[ending] + L["ender"].start + (ender[ending] - observer[ending]) % P] = 1
     np.multiply(engine.draw_size[g], scale[L["draw_size"].start], out=out[:, L["draw_size"].start])
-    np.multiply(engine.totals.reshape(-1)[cell].reshape(n, P), scale[L["totals"].start], out=out[:, L["totals"]])
+    totals = np.maximum(engine.totals.reshape(-1)[cell].reshape(n, P), _totals_floor(engine))
+    np.multiply(totals, scale[L["totals"].start], out=out[:, L["totals"]])
     return out
 
 
@@ -213,13 +225,18 @@ def _observe_one(engine: SkyjoEngine, seat: int, game: int) -> np.ndarray:
     ints[L["unseen"]] = unseen
     ints[L["draw_size"].start] = int(engine.draw_size[game])
     totals = engine.totals[game].tolist()
-    ints[L["totals"]] = [totals[(seat + r) % P] for r in range(P)]
+    ints[L["totals"]] = [max(totals[(seat + r) % P], _totals_floor(engine)) for r in range(P)]
     ints[L["to_act"].start] = int(to_act)
     ender = int(engine.ender[game])
     if ender >= 0:
         ints[L["round_ending"].start] = 1
         ints[L["ender"].start + (ender - seat) % P] = 1
     return np.multiply(np.array([ints], dtype=np.int16), _scale(P, engine.rules.end_score), dtype=np.float32)
+
+
+def _totals_floor(engine: SkyjoEngine) -> int:
+    """:data:`TOTALS_FLOOR` as a total of the engine's games (within the int16 totals)."""
+    return -min(engine.rules.end_score, 2**15)
 
 
 @lru_cache(maxsize=None)

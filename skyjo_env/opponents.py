@@ -20,7 +20,8 @@ from typing import Any
 import numpy as np
 
 from skyjo_env.actions import action_name
-from skyjo_env.engine import SkyjoEngine
+from skyjo_env.checks import check_actions
+from skyjo_env.engine import SkyjoEngine, StepResult
 from skyjo_env.observation import observe
 from skyjo_env.rules import Rules
 
@@ -86,30 +87,46 @@ def per_seat(opponents: OpponentPolicy | Sequence[OpponentPolicy], num_players: 
     return policies
 
 
-def act(policy: OpponentPolicy, engine: SkyjoEngine, games: np.ndarray, masks: np.ndarray) -> np.ndarray:
+def act(
+    policy: OpponentPolicy, engine: SkyjoEngine, games: np.ndarray, masks: np.ndarray, role: str = "opponent policy"
+) -> np.ndarray:
     """The policy's checked actions for the seats to act in ``games``, whose legal actions are ``masks``.
 
-    Each returned action is an integer legal under its mask, or a ``ValueError`` names the policy.
+    Each returned action is an integer legal under its mask, or a ``ValueError`` names the policy
+    (as ``role``, e.g. ``"agent"`` in a tournament).
     """
     if getattr(policy, "observes", True):
         observations = observe(engine, engine.current[games], games)
     else:
         observations = np.empty((len(games), 0), dtype=np.float32)
-    actions = np.asarray(policy(observations, masks))
     n = masks.shape[0]
-    if actions.shape != (n,) or actions.dtype.kind not in "iu":
-        raise ValueError(
-            f"opponent policy {policy_name(policy)!r} returned {actions.dtype} actions of shape "
-            f"{actions.shape}; it must return {n} integer action ids"
-        )
-    width = masks.shape[1]
-    ok = (actions >= 0) & (actions < width)
-    ok &= masks.reshape(-1).take(np.arange(0, n * width, width) + np.where(ok, actions, 0))  # row i, column a_i
-    if not ok.all():
-        i = int(np.flatnonzero(~ok)[0])
-        legal = [action_name(a) for a in np.flatnonzero(masks[i])]
-        raise ValueError(
-            f"opponent policy {policy_name(policy)!r} chose illegal action {int(actions[i])} "
-            f"(row {i} of {n}); legal actions there: {legal}"
-        )
-    return actions
+    name = policy_name(policy)
+    return check_actions(
+        policy(observations, masks),
+        masks,
+        malformed=lambda a: f"{role} {name!r} returned {a.dtype} actions of shape {a.shape}; it must return {n} integer action ids",
+        illegal=lambda i, a: (
+            f"{role} {name!r} chose illegal action {a} (row {i} of {n}, game {int(games[i])}); "
+            f"legal actions there: {[action_name(x) for x in np.flatnonzero(masks[i])]}"
+        ),
+    )
+
+
+def play_policies(
+    engine: SkyjoEngine, games: np.ndarray, policies: Sequence[OpponentPolicy], chosen: np.ndarray, role: str = "opponent policy"
+) -> StepResult:
+    """One action in each of ``games``, made by ``policies[chosen[i]]`` for game ``games[i]``: every
+    policy is called once, on all its games together, and the engine steps them all at once.
+
+    This is the one move loop's body of the environments, the tournaments and the games people
+    play; ``ValueError`` (naming the policy as ``role``) for an illegal or malformed action.
+    """
+    masks = engine.legal_mask(games)
+    if len(policies) == 1:
+        actions = act(policies[0], engine, games, masks, role)
+    else:
+        actions = np.empty(games.size, dtype=np.int64)
+        for k in np.unique(chosen).tolist():
+            rows = np.flatnonzero(chosen == k)
+            actions[rows] = act(policies[k], engine, games[rows], masks[rows], role)
+    return engine.step(actions, games, check=False)

@@ -55,17 +55,22 @@ Option `reward`:
   lowest opponent total minus one's own); a game's rewards add up to its final lead.
 * `"none"`: always 0.
 
-An illegal action given to `env()` ends the game with -1 for the agent that made it and 0 for the
-others (PettingZoo's classic convention, `TerminateIllegalWrapper`); `raw_env` raises a
-`ValueError` that names the action and the legal ones instead.
+An action is a Python or numpy integer (a 0-d array too), or `None` for an agent that is done;
+anything else raises `skyjo_env.checks.ActionTypeError` (a `TypeError` and a `ValueError`) naming
+it, in `raw_env` and `env()` alike. An illegal action id given to `env()` ends the game with -1 for
+the agent that made it and 0 for the others (PettingZoo's classic convention,
+`TerminateIllegalWrapper`); `raw_env` raises a `ValueError` that names the action and the legal
+ones instead. When the game is over, every agent is stepped once more with `None` (PettingZoo's
+dead steps) and leaves `agents`; a step after that raises a `ValueError` that says to `reset()`.
 
 ### Options
 
-Every field of :class:`~skyjo_env.rules.Rules` (`num_players`, `column_rule`,
-`column_rule_at_final_reveal`, `end_score`, `next_starter`, `episode`), plus `reward`,
-`render_mode` (`"human"` prints the text table, `"ansi"` returns it, `"rgb_array"` returns an
-image; all show public information only) and `max_steps` (truncate the game after this many
-actions of all agents together; default none).
+As every view takes them: every field of :class:`~skyjo_env.rules.Rules` (`num_players`,
+`column_rule`, `column_rule_at_final_reveal`, `end_score`, `next_starter`, `episode`) as a keyword,
+or `rules=Rules(...)`; `seed` (seeds the first `reset` that is given none); `max_steps` (truncate
+the game after this many actions of all agents together; default
+:data:`~skyjo_env.checks.MAX_STEPS`); `render_mode` (`"human"` prints the text table, `"ansi"`
+returns it, `"rgb_array"` returns an image; all show public information only); and `reward`.
 
 At the end of the game each agent's info holds `"total"` (its game total) and `"winner"`.
 `reset(seed=...)` seeds the deal; `options` is accepted and unused.
@@ -87,12 +92,13 @@ from pettingzoo.utils import wrappers
 
 from skyjo_env import render
 from skyjo_env.actions import NUM_ACTIONS
-from skyjo_env.arguments import check_max_steps, check_render_mode, checked_action, rules_from
+from skyjo_env.checks import MAX_STEPS, action_id, check_max_steps, check_render_mode, check_seed, checked_action, rules_from
 from skyjo_env.engine import PHASE_NAMES, SkyjoEngine
 from skyjo_env.observation import observe
+from skyjo_env.rules import Rules
 from skyjo_env.spaces import action_space, mask_space, observation_space
 
-ENV_OPTIONS = ("reward", "render_mode", "max_steps")
+ENV_OPTIONS = ("reward", "seed", "max_steps", "render_mode")
 
 
 def env(**options: Any) -> AECEnv:
@@ -100,7 +106,15 @@ def env(**options: Any) -> AECEnv:
     aec = raw_env(**options)
     aec = wrappers.TerminateIllegalWrapper(aec, illegal_reward=-1)
     aec = wrappers.AssertOutOfBoundsWrapper(aec)
-    return wrappers.OrderEnforcingWrapper(aec)
+    return wrappers.OrderEnforcingWrapper(ActionIdWrapper(aec))
+
+
+class ActionIdWrapper(wrappers.BaseWrapper):
+    """Passes on an action id as an int (or ``None``), and raises ``ActionTypeError`` naming anything
+    else, before the wrappers inside it index masks with it."""
+
+    def step(self, action: Any) -> None:
+        super().step(None if action is None else action_id(action))
 
 
 class raw_env(AECEnv, EzPickle):
@@ -117,15 +131,19 @@ class raw_env(AECEnv, EzPickle):
         self,
         *,
         reward: str = "result",
+        seed: int | None = None,
+        max_steps: int | None = MAX_STEPS,
         render_mode: str | None = None,
-        max_steps: int | None = None,
+        rules: Rules | None = None,
         **rule_options: Any,
     ) -> None:
-        EzPickle.__init__(self, reward=reward, render_mode=render_mode, max_steps=max_steps, **rule_options)
+        EzPickle.__init__(self, reward=reward, seed=seed, max_steps=max_steps, render_mode=render_mode, rules=rules, **rule_options)
         super().__init__()
-        rules = rules_from(rule_options, ENV_OPTIONS)
+        rules = rules_from(rule_options, ENV_OPTIONS, rules)
         check_render_mode(render_mode, self.metadata["render_modes"])
         check_max_steps(max_steps)
+        check_seed(seed)
+        self._seed = seed  # for the first reset that gets none
         self.engine = SkyjoEngine(rules, 1, auto_reset=False, reward=reward)
         self.rules = rules
         self.render_mode = render_mode
@@ -134,7 +152,7 @@ class raw_env(AECEnv, EzPickle):
         self.agents = []
         self.action_spaces = {a: action_space() for a in self.possible_agents}
         self.observation_spaces = {
-            a: gymnasium.spaces.Dict({"observation": observation_space(rules.num_players), "action_mask": mask_space()})
+            a: gymnasium.spaces.Dict({"observation": observation_space(rules.num_players, rules.end_score), "action_mask": mask_space()})
             for a in self.possible_agents
         }
         self._seat = {a: i for i, a in enumerate(self.possible_agents)}
@@ -148,6 +166,8 @@ class raw_env(AECEnv, EzPickle):
         return self.action_spaces[agent]
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        if seed is None:
+            seed, self._seed = self._seed, None
         self.engine.reset(seed)
         self.agents = self.possible_agents[:]
         self.rewards = dict.fromkeys(self.agents, 0.0)
@@ -167,6 +187,8 @@ class raw_env(AECEnv, EzPickle):
         return {"observation": observe(self.engine, seat)[0], "action_mask": mask}
 
     def step(self, action: int | np.integer | None) -> None:
+        if not self.agents:
+            raise ValueError("the game is over and every agent has left it; call reset() to play again")
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)

@@ -40,8 +40,9 @@ import numpy as np
 from stable_baselines3.common.vec_env import VecEnv
 from stable_baselines3.common.vec_env.base_vec_env import VecEnvIndices, VecEnvStepReturn
 
-from skyjo_env.arguments import check_render_mode
+from skyjo_env.checks import MAX_STEPS, check_render_mode, check_seed, rules_from
 from skyjo_env.engine import SkyjoEngine
+from skyjo_env.learner_games import VECTOR_ENV_OPTIONS as ENV_OPTIONS
 from skyjo_env.learner_games import LearnerGames
 from skyjo_env.opponents import OpponentPolicy
 from skyjo_env.rules import Rules
@@ -51,9 +52,11 @@ from skyjo_env.spaces import action_space, observation_space
 class SkyjoSB3VecEnv(VecEnv):
     """``num_envs`` Skyjo games for one learner against weighted opponent policies; see the module docstring.
 
-    The arguments are those of :class:`~skyjo_env.learner_games.LearnerGames` (``num_envs`` is its
-    ``num_games``), plus ``render_mode``: ``None`` or ``"rgb_array"`` (:meth:`get_images`, each
-    game from its learner's view).
+    The options are every view's (rule options as keywords or ``rules=Rules(...)``, ``seed``,
+    ``max_steps``, ``render_mode``: ``None`` or ``"rgb_array"``, for :meth:`get_images`, each game
+    from its learner's view) and the vector views' (those of
+    :class:`~skyjo_env.learner_games.LearnerGames`: ``opponents``, ``weights``, ``seat``, ``reward``,
+    ``reward_scale``). The rules may also be given as the second positional argument.
     """
 
     def __init__(
@@ -61,26 +64,29 @@ class SkyjoSB3VecEnv(VecEnv):
         num_envs: int,
         rules: Rules | None = None,
         *,
-        opponents: OpponentPolicy | Sequence[OpponentPolicy] | None = None,
+        opponents: Any = None,
         weights: Sequence[float] | None = None,
         seat: int | None = None,
         reward: str = "result",
         reward_scale: float = 1.0,
-        max_steps: int | None = 10_000,
         seed: int | None = None,
+        max_steps: int | None = MAX_STEPS,
         render_mode: str | None = None,
+        **rule_options: Any,
     ) -> None:
+        rules = rules_from(rule_options, ENV_OPTIONS, rules)
+        check_render_mode(render_mode, ["rgb_array"])
+        check_seed(seed)
         self.games = LearnerGames(
             num_envs, rules, opponents=opponents, weights=weights, seat=seat, reward=reward,
             reward_scale=reward_scale, max_steps=max_steps, seed=seed,
         )  # fmt: skip
-        check_render_mode(render_mode, ["rgb_array"])
         self.render_mode = render_mode
         N = self.games.num_games
         self._all = np.arange(N)
         self._infos: list[dict[str, Any]] = [{} for _ in range(N)]  # empty dicts, reused (see _empty_infos)
         self._actions: np.ndarray | None = None
-        super().__init__(N, observation_space(self.rules.num_players), action_space())
+        super().__init__(N, observation_space(rules.num_players, rules.end_score), action_space())
 
     @property
     def engine(self) -> SkyjoEngine:

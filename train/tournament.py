@@ -7,9 +7,9 @@ of seats: with more agents than seats each game holds a window of ``players`` ag
 block's order (different pairings from block to block), with fewer agents than seats an agent
 holds several seats of one game. The number of games is rounded up to a whole number of blocks.
 
-Every step, for each agent, the games where one of its seats is to act are gathered, observed
-(:func:`skyjo_env.observation.observe`) and passed to the agent in one call; then all those games
-step at once. An illegal action raises ``ValueError`` naming the agent.
+Every step, for each agent, the games where one of its seats is to act are gathered, observed and
+passed to the agent in one call; then all those games step at once
+(:func:`skyjo_env.opponents.play_policies`). An illegal action raises ``ValueError`` naming the agent.
 
 A game still running after ``max_steps`` actions (agents that never end a round) is abandoned,
 counted in ``unfinished`` and left out of every figure.
@@ -31,7 +31,7 @@ import numpy as np
 
 from skyjo_env.agents.base import Policy
 from skyjo_env.engine import OVER, SkyjoEngine
-from skyjo_env.observation import observe
+from skyjo_env.opponents import play_policies, policy_name
 from skyjo_env.rules import Rules
 from skyjo_env.train.progress import Progress
 from skyjo_env.train.stats import mean_interval, wilson_interval
@@ -129,7 +129,7 @@ def labels(agents: Sequence[Policy]) -> list[str]:
     seen: dict[str, int] = {}
     out = []
     for agent in agents:
-        name = str(getattr(agent, "name", type(agent).__name__))
+        name = policy_name(agent)
         seen[name] = seen.get(name, 0) + 1
         out.append(name if seen[name] == 1 else f"{name}#{seen[name]}")
     return out
@@ -196,14 +196,8 @@ def _play(agents: list[Policy], seats: np.ndarray, rules: Rules, seed: int, prog
     active = np.arange(G)
     with Progress(G, f"{P}-player games", "games", enabled=progress) as bar:
         while active.size:
-            seat = engine.current[active].astype(np.int64)
-            who = seats[active, seat]
-            actions = np.empty(active.size, dtype=np.int64)
-            for i, agent in enumerate(agents):
-                sel = np.flatnonzero(who == i)
-                if sel.size:
-                    actions[sel] = _act(agent, engine, active[sel], seat[sel])
-            result = engine.step(actions, active, check=False)
+            who = seats[active, engine.current[active].astype(np.int64)]
+            result = play_policies(engine, active, agents, who, role="agent")
             ended = np.flatnonzero(result.round_over)
             if ended.size:
                 g = active[ended]
@@ -222,26 +216,6 @@ def _play(agents: list[Policy], seats: np.ndarray, rules: Rules, seed: int, prog
     game = np.concatenate(round_game) if round_game else np.zeros(0, dtype=np.int64)
     score = np.concatenate(round_score).astype(np.int64) if round_score else np.zeros(0, dtype=np.int64)
     return _Play(totals, winners, rounds, finished, game, score)
-
-
-def _act(agent: Policy, engine: SkyjoEngine, games: np.ndarray, seats: np.ndarray) -> np.ndarray:
-    """Ask ``agent`` for the actions of ``seats`` in ``games``; ``ValueError`` if one is illegal."""
-    masks = engine.legal_mask(games)
-    actions = np.asarray(agent(observe(engine, seats, games), masks))
-    if actions.shape != games.shape or not np.issubdtype(actions.dtype, np.integer):
-        raise ValueError(
-            f"agent {agent.name!r} returned {actions.dtype} actions of shape {actions.shape}; "
-            f"expected {games.size} integer action ids"
-        )
-    inside = (actions >= 0) & (actions < masks.shape[1])
-    legal = inside & masks[np.arange(games.size), np.where(inside, actions, 0)]
-    if not legal.all():
-        i = int(np.flatnonzero(~legal)[0])
-        raise ValueError(
-            f"agent {agent.name!r} chose illegal action {int(actions[i])} in game {int(games[i])}; "
-            f"legal actions there: {np.flatnonzero(masks[i]).tolist()}"
-        )
-    return actions
 
 
 def _summarise(
