@@ -6,17 +6,20 @@ card in hand (a card drawn from the draw pile only to its drawer, R10; ``viewer=
 spectator who sees public information only), totals and last round scores, the seat to act and
 the phase. The image is drawn with numpy alone: cards are coloured by value band as in the
 published game (-2..-1 dark blue, 0 light blue, 1..4 green, 5..8 yellow, 9..12 red).
-:func:`public_table` gives the same filtered view as data (the browser page is drawn from it).
+:func:`public_table` gives the same filtered view as data (the browser page is drawn from it);
+:func:`round_end` and :func:`render_round_end` show a round as it was scored, every card turned up.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from skyjo_env.cards import COLS, ROWS, SLOTS
 from skyjo_env.engine import DRAWN, OVER, PHASE_NAMES, TAKEN, SkyjoEngine
+from skyjo_env.rules import Rules
 
 _PHASE_HELP = {
     "setup": "turn two cards face up",
@@ -85,6 +88,46 @@ def public_table(engine: SkyjoEngine, game: int, viewer: int | None) -> Table:
     )
 
 
+@dataclass
+class RoundEnd:
+    """A round as it was scored: every card turned up (R16), public to everyone (JSON-ready via ``asdict``)."""
+
+    round: int  #: the round's number, from 1
+    cards: list[list[int | None]]  #: per seat, per slot: the card (removed columns' too: see ``removed``)
+    removed: list[list[bool]]
+    scores: list[int]  #: round scores after R17
+    ender: int  #: the seat that ended the round (R15)
+    doubled_from: int | None  #: the ender's score before R17 doubled it, or ``None``
+    totals: list[int]  #: game totals after the round (R18)
+
+
+def round_end(state: dict[str, Any], action: int) -> RoundEnd:
+    """The round that ``action`` ends, played from ``state`` (a dict of
+    :meth:`~skyjo_env.engine.SkyjoEngine.export_game` taken just before it).
+
+    The engine deals the next round in the step that scores one, so the action is replayed in a
+    one-round copy of the game, which stops with every card face up.
+    """
+    rules = Rules.from_dict({**state["rules"], "episode": "round"})
+    engine = SkyjoEngine(rules, 1, auto_reset=False, reward="none")
+    engine.import_game(0, {**state, "rules": rules.to_dict()})
+    if not engine.step(np.array([action])).round_over[0]:
+        raise ValueError(f"action {action} does not end the round in this state")
+    table = public_table(engine, 0, None)
+    ender = table.ender if table.ender is not None else table.current
+    kept = sum(card for card, gone in zip(table.cards[ender], table.removed[ender]) if not gone and card is not None)  # R16
+    score = table.round_scores[ender]
+    return RoundEnd(
+        round=table.round_index,
+        cards=table.cards,
+        removed=table.removed,
+        scores=table.round_scores,
+        ender=ender,
+        doubled_from=kept if score != kept else None,
+        totals=table.totals,
+    )
+
+
 # ---------------------------------------------------------------------------------------- text
 def render_text(engine: SkyjoEngine, game: int = 0, viewer: int | None = None) -> str:
     """A text table of game ``game`` as seen by seat ``viewer`` (``None``: a spectator)."""
@@ -94,18 +137,53 @@ def render_text(engine: SkyjoEngine, game: int = 0, viewer: int | None = None) -
     top = "empty" if t.discard_top is None else t.discard_top
     lines.append(f"draw pile: {t.draw_size} cards   discard: {top}   in hand: {held}")
     lines.append("")
-    width = 26
-    for first in range(0, t.num_players, 4):  # at most four grids side by side
-        seats = range(first, min(first + 4, t.num_players))
-        lines.append("".join(_seat_title(t, p).ljust(width) for p in seats).rstrip())
-        lines.append("".join(f"total {t.totals[p]}, last round {t.round_scores[p]}".ljust(width) for p in seats).rstrip())
-        for row in range(ROWS):
-            cells = [
-                " ".join(_slot(t, p, row * COLS + col) for col in range(COLS)).ljust(width) for p in seats
-            ]
-            lines.append("".join(cells).rstrip())
-        lines.append("")
+    blocks = [
+        [_seat_title(t, p), f"total {t.totals[p]}, last round {t.round_scores[p]}", *_grid_rows(t.cards[p], t.removed[p])]
+        for p in range(t.num_players)
+    ]
+    lines += _side_by_side(blocks)
     return "\n".join(lines).rstrip() + "\n"
+
+
+def render_round_end(r: RoundEnd, viewer: int | None = None) -> str:
+    """A text picture of a scored round: every grid turned up, the scores, any doubling (R17), the totals."""
+    blocks = []
+    for p, cards in enumerate(r.cards):
+        name = f"player_{p}" + (" (you)" if p == viewer else "") + (" (ended)" if p == r.ender else "")
+        score = f"{r.doubled_from} doubled to {r.scores[p]}" if p == r.ender and r.doubled_from is not None else str(r.scores[p])
+        blocks.append([name, f"round score {score}", *_grid_rows(cards, r.removed[p])])
+    lines = [f"Round {r.round} is over: every card is turned up (R16)", ""]
+    lines += _side_by_side(blocks)
+    if r.doubled_from is not None:
+        lines.append(
+            f"player_{r.ender} ended the round without the strictly lowest score: {r.doubled_from} is doubled to "
+            f"{r.scores[r.ender]} (R17)"
+        )
+    lines.append("totals: " + ", ".join(f"player_{p} {total}" for p, total in enumerate(r.totals)))
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def _grid_rows(cards: list[int | None], removed: list[bool]) -> list[str]:
+    """A grid as three text rows: cards, ``##`` face down, ``--`` removed (R13)."""
+    return [" ".join(_card(cards[k], removed[k]) for k in range(row * COLS, (row + 1) * COLS)) for row in range(ROWS)]
+
+
+def _card(card: int | None, removed: bool) -> str:
+    if removed:
+        return "--"
+    return "##" if card is None else f"{card:>2}"
+
+
+def _side_by_side(blocks: list[list[str]], per_row: int = 4) -> list[str]:
+    """Text blocks (one per seat) laid out ``per_row`` abreast, each column as wide as its widest line."""
+    lines = []
+    for first in range(0, len(blocks), per_row):
+        group = blocks[first : first + per_row]
+        widths = [max(len(line) for line in block) + 3 for block in group]
+        for i in range(max(len(block) for block in group)):
+            lines.append("".join((block[i] if i < len(block) else "").ljust(w) for block, w in zip(group, widths)).rstrip())
+        lines.append("")
+    return lines
 
 
 def _status(t: Table) -> str:
@@ -122,12 +200,6 @@ def _seat_title(t: Table, p: int) -> str:
     marks = (" <" if p == t.current and t.phase != "over" else "") + (" (ended)" if p == t.ender else "")
     marks += " (wins)" if p in t.winners else ""
     return f"player_{p}{marks}"
-
-
-def _slot(t: Table, p: int, k: int) -> str:
-    if t.removed[p][k]:
-        return "--"
-    return "##" if t.cards[p][k] is None else f"{t.cards[p][k]:>2}"
 
 
 # ---------------------------------------------------------------------------------------- image

@@ -290,6 +290,11 @@ def play(args: argparse.Namespace) -> int:
         raise ValueError(f"seat {args.seat} does not exist with {players} players; use 0..{players - 1}")
     rules = rules_from_args(args, players)
     opponents = build_agents(args.opponents, rules, args.seed)
+    if sys.stdin.isatty():
+        try:
+            import readline  # noqa: F401  (imported for its effect: line editing and history in input())
+        except ImportError:  # not every platform has it
+            pass
     play_game(opponents, seat=args.seat, rules=rules, seed=args.seed)
     return 0
 

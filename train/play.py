@@ -1,28 +1,32 @@
 """``skyjo play``: a person plays Skyjo in the terminal against agents.
 
-The table is shown as text (only what the person's seat may see). Moves are short commands:
-``d`` / ``draw``, ``t`` / ``take``, ``r K`` / ``replace K``, ``f K`` / ``flip K`` (slot K = row * 4
-+ column, 0..11), ``help`` and ``quit``. A bad entry is answered with the legal moves.
+The table is shown as text (only what the person's seat may see), with the slot numbers beside it.
+Moves are short commands: ``d`` / ``draw``, ``t`` / ``take``, ``r K`` / ``replace K``, ``f K`` /
+``flip K`` (slot K = row * 4 + column, 0..11), ``help`` and ``quit``; on a terminal the line can be
+edited and earlier moves recalled (readline). A bad entry is answered with the legal moves; Ctrl-C
+or the end of input leaves the game. At every round end every grid is shown turned up, with each
+seat's score and any doubling (R16, R17).
 """
 
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from skyjo_env.agents.base import Policy
 from skyjo_env.actions import action_name, parse_action
+from skyjo_env.agents.base import Policy
 from skyjo_env.engine import OVER, SkyjoEngine
-from skyjo_env.observation import observe
-from skyjo_env.render import render_text
+from skyjo_env.opponents import act, policy_name
+from skyjo_env.render import render_round_end, render_text, round_end
 from skyjo_env.rules import Rules
 
 SHORT = {"d": "draw", "t": "take", "r": "replace", "f": "flip"}
+SLOT_MAP = "slots:  0  1  2  3\n        4  5  6  7\n        8  9 10 11"
 HELP = (
     "moves: d(raw) | t(ake) | r(eplace) K | f(lip) K   -- slot K = row * 4 + column:\n"
-    "   0  1  2  3\n   4  5  6  7\n   8  9 10 11\n"
-    "help: this text   quit: leave the game"
+    f"{SLOT_MAP}\n"
+    "help: this text   quit (or Ctrl-C): leave the game"
 )
 
 
@@ -31,12 +35,12 @@ class Quit(Exception):
 
 
 def read_move(legal: np.ndarray, ask: Callable[[str], str], say: Callable[[str], None]) -> int:
-    """Ask until the person enters a legal move; raises :class:`Quit` on ``quit`` or end of input."""
+    """Ask until the person enters a legal move; raises :class:`Quit` on ``quit``, Ctrl-C or end of input."""
     legal_names = [action_name(a) for a in np.flatnonzero(legal)]
     while True:
         try:
             text = ask("your move> ").strip().lower()
-        except EOFError:
+        except (EOFError, KeyboardInterrupt):
             raise Quit from None
         words = text.split()
         if not words:
@@ -69,34 +73,35 @@ def play(
 ) -> list[int] | None:
     """Play one game with the person in ``seat`` and ``opponents`` in the other seats, in order.
 
-    Returns the final totals, or None if the person quit.
+    Returns the final totals, or None if the person left.
     """
     players = len(opponents) + 1
     rules = Rules.from_dict({**(rules or Rules()).to_dict(), "num_players": players})
     if not 0 <= seat < players:
         raise ValueError(f"seat={seat} is not allowed; use 0..{players - 1}")
     seated: dict[int, Policy] = dict(zip([s for s in range(players) if s != seat], opponents))
-    engine = SkyjoEngine(rules, 1, seed=seed, auto_reset=False)
+    engine = SkyjoEngine(rules, 1, seed=seed, auto_reset=False, reward="none")
+    game = np.zeros(1, dtype=np.intp)
     say(f"You are player {seat}. Type 'help' for the moves.")
     try:
         while engine.phase[0] != OVER:
             current = int(engine.current[0])
-            legal = engine.legal_mask()[0]
+            before = engine.export_game(0)
             if current == seat:
-                say(render_text(engine, 0, viewer=seat))
-                action = read_move(legal, ask, say)
+                say(render_text(engine, 0, viewer=seat) + SLOT_MAP)
+                action = read_move(engine.legal_mask()[0], ask, say)
             else:
                 agent = seated[current]
-                action = int(agent(observe(engine, current), legal[None])[0])
-                say(f"player {current} ({agent.name}): {action_name(action)}")
+                action = int(act(agent, engine, game, engine.legal_mask(game), role="agent")[0])
+                say(f"player {current} ({policy_name(agent)}): {action_name(action)}")
             result = engine.step(np.array([action]))
             if result.round_over[0]:
-                say(f"round over; round scores {result.round_scores[0].tolist()}, totals {result.totals[0].tolist()}")
-    except Quit:
+                say(render_round_end(round_end(before, action), viewer=seat))
+    except (Quit, KeyboardInterrupt):
         say("You left the game.")
         return None
     totals = engine.totals[0].tolist()
-    say(render_text(engine, 0, viewer=seat))
     winners = [p for p, t in enumerate(totals) if t == min(totals)]
     say(f"game over; totals {totals}; " + ("you win!" if seat in winners else f"winner(s): {winners}"))
     return totals
+

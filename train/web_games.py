@@ -31,7 +31,7 @@ from skyjo_env.actions import action_name
 from skyjo_env.agents.base import Policy
 from skyjo_env.engine import OVER, SkyjoEngine
 from skyjo_env.opponents import act
-from skyjo_env.render import public_table
+from skyjo_env.render import public_table, round_end
 from skyjo_env.rules import EPISODES, NEXT_STARTERS, Rules
 
 PLAYER_COUNTS = range(2, 9)  # R2
@@ -188,29 +188,11 @@ def _step(record: dict[str, Any], engine: SkyjoEngine, action: Any) -> dict[str,
 
 
 def _round_end(before: dict[str, Any], action: int) -> dict[str, Any]:
-    """The round that ``action`` ends in state ``before``: every grid turned up (R16), the round
-    scores, the ender and any doubling of their score (R17), and the totals (R18).
-
-    The engine deals the next round in the same step, so the last move is replayed in a one-round
-    copy of the game, which stops with every card face up.
-    """
-    rules = Rules.from_dict({**before["rules"], "episode": "round"})
-    engine = SkyjoEngine(rules, 1, seed=0, auto_reset=False, reward="none")
-    engine.import_game(0, {**before, "rules": rules.to_dict()})
-    engine.step(np.array([action]))
-    table = public_table(engine, 0, None)
-    ender = table.ender
-    kept = sum(card for card, gone in zip(table.cards[ender], table.removed[ender]) if not gone)
-    score = table.round_scores[ender]
-    return {
-        "round": table.round_index,
-        "cards": table.cards,
-        "removed": table.removed,
-        "scores": table.round_scores,
-        "ender": ender,
-        "doubled": {"seat": ender, "from": kept, "to": score} if score != kept else None,
-        "totals": table.totals,
-    }
+    """The round that ``action`` ends in state ``before`` (:func:`skyjo_env.render.round_end`), as JSON data."""
+    r = round_end(before, action)
+    doubled = {"seat": r.ender, "from": r.doubled_from, "to": r.scores[r.ender]} if r.doubled_from is not None else None
+    return {"round": r.round, "cards": r.cards, "removed": r.removed, "scores": r.scores, "ender": r.ender,
+            "doubled": doubled, "totals": r.totals}  # fmt: skip
 
 
 def _engine(record: dict[str, Any]) -> SkyjoEngine:
