@@ -295,8 +295,17 @@ def play(args: argparse.Namespace) -> int:
             import readline  # noqa: F401  (imported for its effect: line editing and history in input())
         except ImportError:  # not every platform has it
             pass
-    play_game(opponents, seat=args.seat, rules=rules, seed=args.seed)
+    play_game(opponents, seat=args.seat, rules=rules, seed=args.seed, ask=_ask)
     return 0
+
+
+def _ask(prompt: str) -> str:
+    """``input(prompt)``, ending the prompt's line when the input ends (Ctrl-D) or is interrupted (Ctrl-C)."""
+    try:
+        return input(prompt)
+    except (EOFError, KeyboardInterrupt):
+        print()
+        raise
 
 
 # ---------------------------------------------------------------------------- main
