@@ -24,6 +24,7 @@ from typing import Any
 from skyjo_env.rules import NEXT_STARTERS, Rules
 from skyjo_env.train.config import CHECKPOINT, FIXED_ON_RESUME, TrainConfig, opponent_weight
 from skyjo_env.train.flags import add_flags, default_of, given, show_default
+from skyjo_env.train.progress import duration
 from skyjo_env.train.rllib_run import RLlibRun, add_rllib_flags
 from skyjo_env.train.serve import add_serve_parser
 
@@ -255,8 +256,8 @@ def train(args: argparse.Namespace) -> int:
     for name, f in outcome.final_eval.items():
         print(f"  {name:<12} {f['win_rate']:.3f} (95% CI {f['win_ci_low']:.3f}-{f['win_ci_high']:.3f})")
     print(
-        f"this run: {outcome.run_timesteps:,} steps in {outcome.seconds / 60:.1f} min; "
-        f"in total: {outcome.timesteps:,} steps in {outcome.total_seconds / 60:.1f} min; agent: {outcome.agent_path}"
+        f"this run: {outcome.run_timesteps:,} steps in {duration(outcome.seconds)}; "
+        f"in total: {outcome.timesteps:,} steps in {duration(outcome.total_seconds)}; agent: {outcome.agent_path}"
     )
     return 0
 

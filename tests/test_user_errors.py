@@ -1,0 +1,244 @@
+"""Every bad input a user can give, through the command line or the API: a one-line message naming
+the problem and what is allowed, exit status 2, no traceback, and nothing written or overwritten
+before the inputs are known to be good. Grow this module with every new input a user can give."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("sb3_contrib")
+
+from skyjo_env.checks import ActionTypeError  # noqa: E402
+from skyjo_env.gymnasium_env import SkyjoEnv  # noqa: E402
+from skyjo_env.pettingzoo_env import env as aec_env  # noqa: E402
+from skyjo_env.pettingzoo_env import raw_env  # noqa: E402
+from skyjo_env.train.cli import main  # noqa: E402
+
+TINY = ["--total-timesteps", "1024", "--num-envs", "16", "--n-steps", "16", "--batch-size", "128", "--net-arch", "16",
+        "--warm-start", "none", "--advice", "none", "--eval-every", "0", "--eval-games", "4", "--final-games", "4",
+        "--eval-opponents", "random", "--opponents", "random=1", "self=1", "--snapshot-every", "512", "--no-progress"]  # fmt: skip
+
+
+def skyjo(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    """Run ``skyjo argv`` in this process; (exit status, stdout, stderr)."""
+    try:
+        code = main(list(argv))
+    except SystemExit as stop:
+        code = int(stop.code or 0)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def refused(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
+    """The one-line message of a command that must be refused with exit status 2."""
+    code, out, err = skyjo(capsys, *argv)
+    assert code == 2, (code, out, err)
+    assert "Traceback" not in err and err.count("\n") == 1, err
+    return err
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A finished 1,024-step run of 2 players (made once for the module)."""
+    out = tmp_path_factory.mktemp("runs") / "tiny"
+    assert main(["train", *TINY, "--out", str(out)]) == 0
+    return out
+
+
+@pytest.fixture
+def run(trained: Path, tmp_path: Path) -> Path:
+    """A copy of the trained run that a test may damage."""
+    import shutil
+
+    copy = tmp_path / "tiny"
+    shutil.copytree(trained, copy)
+    return copy
+
+
+def contents(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+# ---------------------------------------------------------------------------- training runs
+def test_resuming_to_no_more_steps_than_done_is_refused(capsys, run: Path):
+    before = contents(run)
+    err = refused(capsys, "train", "--resume", str(run), "--total-timesteps", "1024")
+    assert "total_timesteps=1,024 is not above the 1,024 steps the run has done" in err
+    assert contents(run) == before
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["--players", "4"], "--players 4 cannot change when resuming: the run was trained with players=2"),
+        (["--net-arch", "64", "64"], "--net-arch [64, 64] cannot change when resuming: the run was trained with net_arch=[16]"),
+        (["--advice", "counting"], "--advice counting cannot change when resuming"),
+        (["--config", "x.json"], "--config cannot change it"),
+        (["--out", "elsewhere"], "a resumed run stays in its folder"),
+        (["--overwrite"], "give one of them"),
+    ],
+)
+def test_a_resume_refuses_what_cannot_change(capsys, run: Path, flags: list[str], message: str):
+    before = contents(run)
+    err = refused(capsys, "train", "--resume", str(run), "--total-timesteps", "2048", *flags)
+    assert message in err
+    assert contents(run) == before  # config.json still says what the model is
+
+
+def test_a_resume_applies_and_records_what_can_change(capsys, run: Path):
+    code, out, _ = skyjo(capsys, "train", "--resume", str(run), "--total-timesteps", "2048", "--learning-rate", "5e-4",
+                         "--no-progress")  # fmt: skip
+    assert code == 0
+    config = json.loads((run / "config.json").read_text())
+    assert config["learning_rate"] == 5e-4 and config["total_timesteps"] == 2048
+    assert "this run: 1,024 steps in" in out and "in total: 2,048 steps in" in out
+
+
+def test_an_existing_run_folder_is_refused_unless_resumed_or_overwritten(capsys, run: Path):
+    before = contents(run)
+    err = refused(capsys, "train", *TINY, "--out", str(run))
+    assert f"{run} already holds a run" in err and "--resume" in err and "--overwrite" in err
+    assert contents(run) == before
+    code, _, _ = skyjo(capsys, "train", *TINY, "--out", str(run), "--overwrite")
+    assert code == 0
+    assert (run / "eval.jsonl").read_text().count("\n") == 1  # a fresh run's records only
+
+
+def test_an_output_path_that_is_a_file_is_refused(capsys, tmp_path: Path):
+    file = tmp_path / "taken"
+    file.write_text("mine")
+    assert "is a file, not a folder" in refused(capsys, "train", *TINY, "--out", str(file))
+    assert "is a file, not a folder" in refused(capsys, "tournament", "--agents", "random", "counting", "--out", str(file))
+    assert file.read_text() == "mine"
+
+
+@pytest.mark.parametrize(
+    ("config", "message"),
+    [
+        ({"players": "two"}, "players='two' is not allowed; use an integer"),
+        ({"learning_rate": "fast"}, "learning_rate='fast' is not allowed; use a number"),
+        ({"opponents": "counting"}, "opponents='counting' is not allowed; use an object mapping strings to numbers"),
+        ({"net_arch": 256}, "net_arch=256 is not allowed; use a list of integers"),
+        ({"reward": "win"}, "reward='win' is not allowed; use one of 'score', 'lead', 'result'"),
+        ({"plyers": 2}, "unknown config field(s) ['plyers']"),
+        ([1, 2], "a config must be a JSON object of TrainConfig fields, not list"),
+        ("not json", "cannot read config"),
+    ],
+)
+def test_a_bad_config_file_is_refused_before_a_run_folder_is_made(capsys, tmp_path: Path, config, message: str):
+    path = tmp_path / "config.json"
+    path.write_text(config if isinstance(config, str) else json.dumps(config))
+    out = tmp_path / "run"
+    err = refused(capsys, "train", "--config", str(path), "--out", str(out))
+    assert message in err
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("damaged", ["checkpoint/model.zip", "checkpoint/pool/pool.json", "checkpoint/pool/snapshot-000.npz",
+                                     "checkpoint/state.json", "checkpoint/config.json"])  # fmt: skip
+def test_a_garbled_checkpoint_file_is_one_line(capsys, run: Path, damaged: str):
+    (run / damaged).write_bytes(b"garbage")
+    before = contents(run)
+    err = refused(capsys, "train", "--resume", str(run), "--total-timesteps", "4096")
+    assert "checkpoint" in err or "config" in err
+    assert contents(run) == before
+
+
+def test_a_missing_extra_and_an_unknown_opponent_are_one_line(capsys, tmp_path: Path):
+    err = refused(capsys, "train", *TINY, "--opponents", "grandmaster=1", "--out", str(tmp_path / "r"))
+    assert "unknown opponent 'grandmaster'" in err
+    assert not (tmp_path / "r").exists()
+
+
+# ---------------------------------------------------------------------------- progress in a log
+def test_a_training_run_sent_to_a_log_reports_every_phase(tmp_path: Path):
+    log = tmp_path / "log.txt"
+    with log.open("w") as f:
+        subprocess.run([sys.executable, "-m", "skyjo_env.train.cli", "train", *TINY[:-1], "--warm-start", "counting",
+                        "--warm-start-samples", "4096", "--warm-start-epochs", "1", "--eval-every", "512",
+                        "--out", str(tmp_path / "run")], stdout=f, stderr=subprocess.STDOUT, check=True, cwd=tmp_path)  # fmt: skip
+    text = log.read_text()
+    assert "\r" not in text and "Traceback" not in text
+    for phrase in ("warm start: cloning counting", "warm start: collecting: started", "warm start: fitting:",
+                   "PPO: started (1,024 steps)", "PPO: 1,024/1,024 steps (100%)", "evaluation at 512 steps",
+                   "evaluation at 1,024 steps", "final tournament: 4 games", "head to head (4 games each",
+                   "this run: 1,024 steps in", "in total: 1,024 steps"):  # fmt: skip
+        assert phrase in text, phrase
+
+
+def test_a_tournament_sent_to_a_log_writes_lines_not_carriage_returns(tmp_path: Path):
+    result = subprocess.run([sys.executable, "-m", "skyjo_env.train.cli", "tournament", "--agents", "random", "threshold",
+                             "--games", "20", "--out", str(tmp_path)], capture_output=True, text=True, check=True)  # fmt: skip
+    assert "\r" not in result.stderr and "2-player games: started (20 games)" in result.stderr
+    assert "2-player games: 20/20 games (100%)" in result.stderr
+
+
+# ---------------------------------------------------------------------------- environments
+NOT_ACTIONS = [14.0, np.float32(14.0), "14", None, True, np.array([14]), np.bool_(True)]
+
+
+@pytest.mark.parametrize("action", NOT_ACTIONS, ids=repr)
+def test_the_gymnasium_env_rejects_what_is_no_action_id(action):
+    env = SkyjoEnv(seat=0)
+    env.reset(seed=0)  # setup: flip 0 (14) is legal (R5)
+    with pytest.raises(ActionTypeError, match="is not an action id") as caught:
+        env.step(action)
+    assert isinstance(caught.value, TypeError) and repr(action) in str(caught.value)
+    assert env.action_masks()[14]  # nothing moved: the episode goes on
+    for fine in (14, np.int64(14), np.array(14)):
+        env.reset(seed=0)
+        assert not env.step(fine)[2]
+
+
+@pytest.mark.parametrize("make", [raw_env, aec_env])
+@pytest.mark.parametrize("action", [a for a in NOT_ACTIONS if a is not None], ids=repr)
+def test_the_aec_envs_reject_what_is_no_action_id(make, action):
+    aec = make()
+    aec.reset(seed=0)
+    with pytest.raises(ActionTypeError, match="is not an action id"):
+        aec.step(action)
+    aec.step(np.int8(14))  # numpy integers are action ids
+
+
+def test_raw_env_after_the_game_follows_pettingzoos_dead_steps():
+    aec = raw_env(end_score=1)
+    aec.reset(seed=0)
+    rng = np.random.default_rng(0)
+    for agent in aec.agent_iter():
+        obs, _, terminated, truncated, _ = aec.last()
+        aec.step(None if terminated or truncated else int(rng.choice(np.flatnonzero(obs["action_mask"]))))
+    assert aec.agents == []
+    with pytest.raises(ValueError, match=r"every agent has left it; call reset\(\)"):
+        aec.step(0)
+
+
+# ---------------------------------------------------------------------------- play and tournaments
+def test_an_agent_at_a_table_of_another_size_is_one_line(capsys):
+    assert "agent 'ppo-2p' was trained for 2 players; this table has 3" in refused(capsys, "play", "--opponents", "ppo-2p", "ppo-2p")
+    err = refused(capsys, "tournament", "--agents", "ppo-4p", "counting", "--players", "2", "--games", "2")
+    assert "agent 'ppo-4p' was trained for 4 players; this table has 2" in err
+
+
+def test_play_leaves_cleanly_at_the_end_of_input():
+    result = subprocess.run([sys.executable, "-m", "skyjo_env.train.cli", "play", "--opponents", "counting", "--seed", "1"],
+                            input="f 0\n", capture_output=True, text=True)  # fmt: skip
+    assert result.returncode == 0 and "Traceback" not in result.stderr
+    assert result.stdout.rstrip().endswith("You left the game.")
+    assert "slots:  0  1  2  3" in result.stdout
+
+
+def test_tournament_help_lists_the_agents(capsys):
+    code, out, _ = skyjo(capsys, "tournament", "--help")
+    assert code == 0 and "counting" in out and "ppo-2p" in out and "file.py:attr" in out
+
+
+def test_a_closed_pipe_ends_quietly(tmp_path: Path):
+    command = f"{sys.executable} -m skyjo_env.train.cli tournament --agents random threshold --games 40 --no-progress --out {tmp_path} | head -1"
+    result = subprocess.run(["bash", "-c", command], capture_output=True, text=True)
+    assert "Traceback" not in result.stderr and result.stdout.count("\n") == 1
