@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# The library as its users install it: build the wheel, install it (not editable) in a fresh virtual
+# environment, and use it from a folder of the user's own that holds an `agents/` package and a
+# `train.py` (names the library must neither import nor shadow). Checks that the wheel installs no
+# top-level module but skyjo_env, that `skyjo --help` and a tournament with a plug-in agent given by
+# file path work with the core dependencies only, and that the README's Python examples run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+python3 -m pip wheel --quiet --no-deps --wheel-dir "$work/dist" .
+wheel=$(ls "$work"/dist/skyjo_env-*.whl)
+tops=$(python3 -m zipfile -l "$wheel" | awk 'NR > 1 {print $1}' | cut -d/ -f1 | sort -u | grep -v '\.dist-info$')
+if [ "$tops" != "skyjo_env" ]; then
+    echo "check_wheel: the wheel installs top-level entries other than skyjo_env: $tops" >&2
+    exit 1
+fi
+
+python3 -m venv "$work/venv"
+"$work/venv/bin/python" -m pip install --quiet --upgrade pip
+"$work/venv/bin/python" -m pip install --quiet "$wheel"
+
+# The user's project: its own agents/ package and train.py, which importing skyjo_env must not touch.
+project="$work/project"
+mkdir -p "$project/agents"
+echo 'raise ImportError("the user project agents package was imported")' > "$project/agents/__init__.py"
+echo 'raise SystemExit("the user project train.py was run")' > "$project/train.py"
+cat > "$project/bot.py" <<'EOF'
+import numpy as np
+
+
+def policy(observations, masks):
+    """The legal action with the highest id."""
+    return masks.shape[1] - 1 - np.argmax(masks[:, ::-1], axis=1)
+EOF
+cd "$project"
+"$work/venv/bin/skyjo" --help > /dev/null
+"$work/venv/bin/skyjo" tournament --agents mine=bot.py:policy counting --games 100 --no-progress --out out | tee tournament.txt
+grep -q "^mine " tournament.txt
+"$work/venv/bin/python" -c "import skyjo_env, gymnasium; gymnasium.make('skyjo_env/Skyjo-v0').reset(seed=0)"
+
+# The README's Python examples (one needs MaskablePPO: the train extra).
+"$work/venv/bin/python" -m pip install --quiet "$wheel[train]"
+"$work/venv/bin/python" - "$root/README.md" <<'EOF'
+import re
+import sys
+
+blocks = re.findall(r"```python\n(.*?)```", open(sys.argv[1]).read(), flags=re.S)
+namespace: dict = {}
+for block in blocks:
+    exec(compile(block, "README.md", "exec"), namespace)
+print(f"check_wheel: {len(blocks)} README examples ran against the installed wheel")
+EOF
+echo "check_wheel: ok"
