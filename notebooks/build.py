@@ -260,7 +260,7 @@ QUICKSTART = [
     code("""
     print(agents.names())
     seat_players = [agents.make("counting"), agents.make("threshold")]  # seat 0, seat 1
-    engine = SkyjoEngine(Rules(num_players=2), batch_size=BATCH_GAMES, seed=0, auto_reset=False, reward="none")
+    engine = SkyjoEngine(Rules(num_players=2), batch_size=BATCH_GAMES, seed=0, auto_reset=False)
     while (engine.phase != OVER).any():
         games = np.flatnonzero(engine.phase != OVER)
         seats = engine.current[games]
@@ -346,7 +346,7 @@ QUICKSTART = [
 
     two_rules = Rules(num_players=2)
     players = [agents.make("counting"), agents.make("threshold")]
-    original = SkyjoEngine(two_rules, 1, seed=42, auto_reset=False, reward="none")
+    original = SkyjoEngine(two_rules, 1, seed=42, auto_reset=False)
     start = original.export_game(0)
     history = play(original, players, rounds=1)  # the whole first round
     history += play(original, players, max_actions=30)  # and 30 actions into the second
@@ -359,13 +359,13 @@ QUICKSTART = [
     final = original.export_game(0)
     print(f"the original game ended after {len(history)} actions with totals {final['totals']}")
 
-    continued = SkyjoEngine(two_rules, 1, auto_reset=False, reward="none")
+    continued = SkyjoEngine(two_rules, 1, auto_reset=False)
     continued.import_game(0, json.loads(halfway))
     play(continued, players)
     print("continued from the half-way export: totals", continued.export_game(0)["totals"],
           "| same final state:", continued.export_game(0) == final)
 
-    replayed = SkyjoEngine(two_rules, 1, auto_reset=False, reward="none")
+    replayed = SkyjoEngine(two_rules, 1, auto_reset=False)
     replayed.import_game(0, start)
     for action in history:
         replayed.step(np.array([action]))
@@ -669,7 +669,7 @@ STRATEGY = [
         \"\"\"Play `rounds` single rounds at once; return what each one dealt, how it ended and how long it took.\"\"\"
         P = len(policies)
         engine = SkyjoEngine(Rules(num_players=P, episode="round", **rule_options), rounds, seed=seed,
-                             auto_reset=False, reward="none")
+                             auto_reset=False)
         dealt = engine.values.astype(int)  # (rounds, P, 12), before anyone looks
         unique = list(dict.fromkeys(policies))  # each distinct policy is asked once per step
         while (engine.phase != OVER).any():

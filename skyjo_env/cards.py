@@ -31,3 +31,14 @@ SETUP_FLIPS = 2
 
 #: ``SLOT_FLAGS[bits]`` unpacks a 12-bit slot bitmask into 12 booleans (slot k = bit k).
 SLOT_FLAGS = ((np.arange(1 << SLOTS)[:, None] >> np.arange(SLOTS)) & 1).astype(bool)
+
+
+def check_deck(deck: object, what: str) -> np.ndarray:
+    """``deck`` as int8 card values if it is an order of the whole 150-card deck (R1); else a
+    ``ValueError`` that calls it ``what``."""
+    arr = np.asarray(deck)
+    if arr.shape != (DECK_SIZE,) or not np.issubdtype(arr.dtype, np.integer):
+        raise ValueError(f"{what} must be {DECK_SIZE} integer card values, got shape {arr.shape}")
+    if not np.array_equal(np.sort(arr), DECK):
+        raise ValueError(f"{what} is not a permutation of the 150-card deck (R1)")
+    return arr.astype(np.int8)

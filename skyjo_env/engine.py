@@ -39,22 +39,24 @@ from __future__ import annotations
 import dataclasses
 import sys
 from dataclasses import dataclass, fields
+from typing import Any
 
 import numpy as np
 
 from skyjo_env import random_streams
 from skyjo_env.actions import DRAW, FLIP, NUM_ACTIONS, REPLACE, TAKE, action_name
 from skyjo_env.checks import illegal_rows
+from skyjo_env.cards import check_deck
 from skyjo_env.cards import ALL_SLOTS, COLS, COLUMN_MASK, COUNTS, DECK, DECK_SIZE, MIN_VALUE, NUM_VALUES, ROWS, SETUP_FLIPS, SLOT_FLAGS, SLOTS
+from skyjo_env.phases import CHOOSE, DRAWN, OVER, PHASE_NAMES, SETUP, TAKEN
 from skyjo_env.rules import Rules
+from skyjo_env import snapshot
+from skyjo_env.arrays import all_set, any_set, over_seats, row_item, row_items
 from skyjo_env.sampling import unpack_bits
 
 if sys.byteorder != "little":  # _equal_columns reads a grid row of four int8 cards as one uint32
     raise ImportError("skyjo_env's engine needs a little-endian machine (x86-64 and ARM64 are)")
 
-SETUP, CHOOSE, DRAWN, TAKEN, OVER = range(5)
-PHASE_NAMES = ("setup", "choose", "drawn", "taken", "over")
-REWARD_MODES = ("result", "score", "lead", "none")
 
 # Legal-action bit sets are the union of three tables, masked by the phase's open actions:
 # the flips of the face-down slots (by face-up bits), the replaces of the slots still present (by
@@ -96,7 +98,6 @@ class StepResult:
     the finished game's figures.
     """
 
-    rewards: np.ndarray  #: (B, P) float32, by the engine's reward mode
     round_over: np.ndarray  #: (B,) bool: a round was scored in this step
     game_over: np.ndarray  #: (B,) bool: the game (episode) ended in this step
     round_scores: np.ndarray  #: (B, P) int16: scores of the round scored here (0 elsewhere)
@@ -113,11 +114,6 @@ class SkyjoEngine:
         seed: seeds the engine's ``numpy.random.Generator``; it draws each new game's key.
         auto_reset: start a new game in a slot as soon as its game ends. Otherwise the game stays
             in phase OVER, where no action is legal, until :meth:`reset_games`.
-        reward: ``"result"`` (at game end winners share +1 and losers -1, so each game sums to 0;
-            all tied gives 0), ``"score"`` (at each round end: the mean round score of the
-            opponents minus one's own), ``"lead"`` (at each round end: the change in one's lead
-            over the best opponent, the lowest opponent total minus one's own, so a game's rewards
-            add up to its final lead, positive exactly for a sole winner), or ``"none"``.
     """
 
     def __init__(
@@ -127,20 +123,17 @@ class SkyjoEngine:
         *,
         seed: int | None = None,
         auto_reset: bool = True,
-        reward: str = "result",
     ) -> None:
         self.rules = rules if rules is not None else Rules()
         if not isinstance(self.rules, Rules):
             raise ValueError(f"rules must be a skyjo_env.Rules, not {type(self.rules).__name__}")
         if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
             raise ValueError(f"batch_size={batch_size!r} is not allowed; use a positive integer")
-        if reward not in REWARD_MODES:
-            raise ValueError(f"reward={reward!r} is not allowed; use one of {REWARD_MODES}")
         self.batch_size = B = int(batch_size)
         self.num_players = P = self.rules.num_players
         self.auto_reset = bool(auto_reset)
-        self.reward_mode = reward
         self._all = np.arange(B)
+        self._all.setflags(write=False)
         self.values = np.zeros((B, P, SLOTS), dtype=np.int8)
         self.face_up = np.zeros((B, P), dtype=np.uint32)
         self.removed = np.zeros((B, P), dtype=np.uint32)
@@ -173,11 +166,11 @@ class SkyjoEngine:
         self._unseen_all = self._all * NUM_VALUES - MIN_VALUE  # every game's b * 15 - MIN_VALUE
         # Per-game rows as one item each (no copy): a fancy index then moves one item per game,
         # not one per card, which is several times cheaper for the few games ending a round.
-        self._items = {name: _row_items(getattr(self, name).reshape(B, -1)) for name in _ROW_STATE}
-        self._dealt_draw_pile = _row_items(self.draw_pile[:, : DECK_SIZE - P * SLOTS - 1])  # as _deal fills it
-        self._no_flags = _row_item(np.zeros(P, dtype=np.uint32))
-        self._all_flags = _row_item(np.full(P, ALL_SLOTS, dtype=np.uint32))
-        self._no_scores = _row_item(np.zeros(P, dtype=np.int16))
+        self._items = {name: row_items(getattr(self, name).reshape(B, -1)) for name in _ROW_STATE}
+        self._dealt_draw_pile = row_items(self.draw_pile[:, : DECK_SIZE - P * SLOTS - 1])  # as _deal fills it
+        self._no_flags = row_item(np.zeros(P, dtype=np.uint32))
+        self._all_flags = row_item(np.full(P, ALL_SLOTS, dtype=np.uint32))
+        self._no_scores = row_item(np.zeros(P, dtype=np.int16))
         self._cell_all = self._all * P  # index of seat 0 of every game in (B * P) arrays
         self._next_seat = np.roll(np.arange(P, dtype=np.int8), -1)  # seat p -> seat p + 1 (mod P)
         self._result: StepResult | None = None  # the step's result, once a round has ended in it
@@ -197,7 +190,7 @@ class SkyjoEngine:
 
     def reset_games(self, games: np.ndarray) -> None:
         """Start new games in the given slots (indices or a boolean mask over the batch)."""
-        games = self._as_indices(games)
+        games = self.game_indices(games)
         self._forget_scripts(games)
         self._new_games(games)
 
@@ -214,8 +207,8 @@ class SkyjoEngine:
         the next card starts the discard pile (R4) and the rest form the draw pile, the first of
         them on top. Rounds beyond ``len(decks)``, and reshuffles (R12), use the game's key.
         """
-        game = self._as_indices(np.array([game]))[0]
-        orders = [self._check_deck(d, f"decks[{i}]") for i, d in enumerate(decks)]
+        game = self.game_indices(np.array([game]))[0]
+        orders = [check_deck(d, f"decks[{i}]") for i, d in enumerate(decks)]
         if not orders:
             raise ValueError("decks is empty; give at least one 150-card deck order")
         self._scripted[int(game)] = dict(enumerate(orders))
@@ -280,7 +273,7 @@ class SkyjoEngine:
             stock = self.draw_size + self.discard_size
             ph = self.phase
         else:
-            g = self._as_indices(games)
+            g = self.game_indices(games)
             cell = g * self.num_players + self.current[g]
             stock = self.draw_size[g] + self.discard_size[g]
             ph = self.phase[g]
@@ -310,7 +303,7 @@ class SkyjoEngine:
             report nothing this step are shared read-only zeros.
         """
         a = np.asarray(actions)
-        g = self._all if games is None else self._as_indices(games)
+        g = self._all if games is None else self.game_indices(games)
         if a.shape != g.shape:
             raise ValueError(f"actions must have shape {g.shape} (one per stepped game), got {a.shape}")
         if a.dtype.kind not in "iu":
@@ -327,7 +320,7 @@ class SkyjoEngine:
             self.steps[g] += _ONE32
         self._result = None
         on_slot = a >= REPLACE
-        if _all(on_slot):
+        if all_set(on_slot):
             self._slot_actions(g, a)
         else:
             draw = self._select(g, a == DRAW)
@@ -339,7 +332,7 @@ class SkyjoEngine:
                 self.held[take] = self._discard_flat[take * DECK_SIZE + n]
                 self.discard_size[take] = n
                 self.phase[take] = TAKEN
-            if _any(on_slot):
+            if any_set(on_slot):
                 self._slot_actions(g[on_slot], a[on_slot])
         result = self._result
         if result is None:
@@ -367,7 +360,7 @@ class SkyjoEngine:
     def _draw(self, games: np.ndarray) -> None:
         rows = self._rows(games)
         empty = self.draw_size[rows] == 0
-        if _any(empty):
+        if any_set(empty):
             self._reshuffle(games[empty])
         n = self.draw_size[rows] - _ONE16
         self.held[rows] = self._draw_flat[games * DECK_SIZE + n]
@@ -402,13 +395,13 @@ class SkyjoEngine:
         # Public card counting: a face-down card turned up, and a drawn card put down, are seen.
         self._see(g, old, turned != 0)
         drawn = phase == DRAWN
-        if _any(drawn):
+        if any_set(drawn):
             self._see(g, self.held[rows], drawn)
         in_turn = phase != SETUP
-        if not _all(in_turn):
+        if not all_set(in_turn):
             setup = ~in_turn
             self._setup_progress(g[setup], up[setup])
-            if not _any(in_turn):
+            if not any_set(in_turn):
                 return
             keep = in_turn.nonzero()[0]  # found once, then taken from each array
             g, a, cell, at, old, up = (x.take(keep) for x in (g, a, cell, at, old, up))
@@ -465,13 +458,13 @@ class SkyjoEngine:
         """R13: a column of three equal face-up cards leaves; its cards go onto the discard pile."""
         colbits = _ACTION_COLUMN_BITS.take(a)
         same = (up & colbits) == colbits
-        if not _any(same):
+        if not any_set(same):
             return
         base = cell * SLOTS + _ACTION_COLUMN.take(a)  # the column's top slot in ``_values_flat``
         card = self._values_flat[base]
         same &= card == self._values_flat[base + COLS]
         same &= card == self._values_flat[base + 2 * COLS]
-        if not _any(same):
+        if not any_set(same):
             return
         # (A legal action never names a removed slot, so the column is not removed yet.)
         g, cell, colbits, card = g[same], cell[same], colbits[same], card[same]
@@ -486,7 +479,7 @@ class SkyjoEngine:
         current = self.current[rows]
         ender = self.ender[rows]
         ends_now = (up == ALL_SLOTS) & (ender < 0)
-        if _any(ends_now):
+        if any_set(ends_now):
             ender = np.where(ends_now, current, ender)
             self.ender[rows] = ender
             final = np.where(ends_now, P, self.final_turns[rows])
@@ -494,19 +487,19 @@ class SkyjoEngine:
             final = self.final_turns[rows]
         ending = ender >= 0
         over = ending
-        if _any(ending):
+        if any_set(ending):
             final = final - ending
             self.final_turns[rows] = final
             over = ending & (final == 0)
         self.current[rows] = self._next_seat.take(current)
         self.phase[rows] = CHOOSE
-        if _any(over):
+        if any_set(over):
             self._end_round(g[over])
 
     def _setup_progress(self, g: np.ndarray, up: np.ndarray) -> None:
         """R5, R6: after two flips the next seat flips; after the last seat, play starts."""
         done = np.bitwise_count(up) == SETUP_FLIPS
-        if not _any(done):
+        if not any_set(done):
             return
         done = g[done]
         self.current[done] += 1
@@ -544,7 +537,7 @@ class SkyjoEngine:
         score = _kept_sums(vals, removed)  # R16
         ender = self.ender[g].astype(np.intp)
         own = score[rows, ender]
-        at_most_own = _over_seats(np.add, (score <= own[:, None]).view(np.uint8))  # (bools would add as "or")
+        at_most_own = over_seats(np.add, (score <= own[:, None]).view(np.uint8))  # (bools would add as "or")
         doubled = (own > 0) & (at_most_own > 1)  # R17: not strictly lowest
         score[rows, ender] = np.where(doubled, own * 2, own)
         new_totals = self._take_rows("totals", g) + score  # R18
@@ -555,29 +548,19 @@ class SkyjoEngine:
         result = self._result = self._new_result()  # its totals are the new ones
         result.round_scores[g] = score
         result.round_over[g] = True
-        if self.reward_mode == "score":
-            s = score.astype(np.float32)
-            result.rewards[g] = (s.sum(axis=1, keepdims=True) - s) / (P - 1) - s
-        elif self.reward_mode == "lead":
-            result.rewards[g] = _lead_over_best_rival(new_totals) - _lead_over_best_rival(new_totals - score)
         if rules.episode == "round":
             finished = np.ones(g.size, dtype=bool)
         else:
-            finished = _over_seats(np.maximum, new_totals) >= rules.end_score  # R19
+            finished = over_seats(np.maximum, new_totals) >= rules.end_score  # R19
         going = g
-        if _any(finished):
+        if any_set(finished):
             done = g[finished]
             going = g[~finished]
             score = score[~finished]
             t = new_totals[finished]
-            win = t == _over_seats(np.minimum, t)[:, None]  # R20
+            win = t == over_seats(np.minimum, t)[:, None]  # R20
             result.winners[done] = win
             result.game_over[done] = True
-            if self.reward_mode == "result":
-                winners = _over_seats(np.add, win.view(np.uint8))[:, None]
-                losers = P - winners
-                share = np.where(win, 1.0 / winners, -1.0 / np.maximum(losers, 1))
-                result.rewards[done] = np.where(losers > 0, share, 0.0)
             if self.auto_reset:
                 self._forget_scripts(done)
                 self._new_game_state(done)
@@ -627,7 +610,7 @@ class SkyjoEngine:
         if self.rules.next_starter == "round_ender":
             self.starter[g] = self.ender[g]
         else:
-            best = score == _over_seats(np.minimum, score)[:, None]
+            best = score == over_seats(np.minimum, score)[:, None]
             distance = self._seat_distance[self.starter[g]]
             self.starter[g] = np.argmin(np.where(best, distance, P), axis=1)
 
@@ -636,7 +619,6 @@ class SkyjoEngine:
         n = self.batch_size if games is None else games.size
         P = self.num_players
         return StepResult(
-            rewards=np.zeros((n, P), dtype=np.float32),
             round_over=np.zeros(n, dtype=bool),
             game_over=np.zeros(n, dtype=bool),
             round_scores=np.zeros((n, P), dtype=np.int16),
@@ -648,27 +630,68 @@ class SkyjoEngine:
         """The result of a step in which no round ended: zeros, and the unchanged totals."""
         if games is not None:
             z, n = self._zeros, games.size  # the first n rows of the shared zeros
-            return StepResult(z.rewards[:n], z.round_over[:n], z.game_over[:n], z.round_scores[:n], self.totals[games], z.winners[:n])
+            return StepResult(z.round_over[:n], z.game_over[:n], z.round_scores[:n], self.totals[games], z.winners[:n])
         if self._quiet is None:
             self._quiet = dataclasses.replace(self._zeros, totals=self.totals.copy())
             self._quiet.totals.setflags(write=False)
         return self._quiet
 
     # ------------------------------------------------------------------ replay
-    def export_game(self, game: int) -> dict:
-        """The full state of one game as a JSON-serialisable dict (see :mod:`skyjo_env.snapshot`)."""
-        from skyjo_env.snapshot import export_game
+    def export_game(self, game: int) -> dict[str, Any]:
+        """The full state of one game as a JSON-serialisable dict (keys: :mod:`skyjo_env.snapshot`)."""
+        g = int(self.game_indices(np.array([game]))[0])
+        scripted = self._scripted.get(g, {})
+        state = snapshot.GameState(
+            key=self.keys[g].copy(), shuffles=int(self.shuffles[g]), values=self.values[g].copy(),
+            face_up=self.face_up[g].copy(), removed=self.removed[g].copy(),
+            draw_pile=self.draw_pile[g, : self.draw_size[g]].copy(),
+            discard_pile=self.discard_pile[g, : self.discard_size[g]].copy(),
+            held=int(self.held[g]), phase=int(self.phase[g]), current=int(self.current[g]), starter=int(self.starter[g]),
+            ender=int(self.ender[g]), final_turns=int(self.final_turns[g]), round_index=int(self.round_index[g]),
+            round_scores=self.round_scores[g].copy(), totals=self.totals[g].copy(), steps=int(self.steps[g]),
+            decks=[scripted[r] for r in sorted(r for r in scripted if r > self.round_index[g])],
+        )  # fmt: skip
+        return snapshot.encode(self.rules, state)
 
-        return export_game(self, game)
-
-    def import_game(self, game: int, state: dict) -> None:
-        """Load a dict from :meth:`export_game` into slot ``game``; ``ValueError`` if it is corrupt."""
-        from skyjo_env.snapshot import import_game
-
-        import_game(self, game, state)
+    def import_game(self, game: int, data: dict[str, Any]) -> None:
+        """Load a dict from :meth:`export_game` into slot ``game``; ``ValueError`` if it is corrupt
+        (nothing changes then)."""
+        g = int(self.game_indices(np.array([game]))[0])
+        state = snapshot.decode(data, self.rules)
+        self.keys[g] = state.key
+        self.shuffles[g] = state.shuffles
+        self.values[g] = state.values
+        self.face_up[g] = state.face_up
+        self.removed[g] = state.removed
+        for pile, size, cards in ((self.draw_pile, self.draw_size, state.draw_pile), (self.discard_pile, self.discard_size, state.discard_pile)):
+            pile[g] = 0
+            pile[g, : cards.size] = cards
+            size[g] = cards.size
+        self.held[g] = state.held
+        self.phase[g] = state.phase
+        self.current[g] = state.current
+        self.starter[g] = state.starter
+        self.ender[g] = state.ender
+        self.final_turns[g] = state.final_turns
+        self.round_index[g] = state.round_index
+        self.round_scores[g] = state.round_scores
+        self.totals[g] = state.totals
+        self.steps[g] = state.steps
+        self.unseen[g] = snapshot.unseen_counts(state)
+        self._quiet = None  # the cached quiet step result holds the old totals
+        self._scripted.pop(g, None)
+        if state.decks:
+            self._scripted[g] = {state.round_index + 1 + i: deck for i, deck in enumerate(state.decks)}
 
     # ------------------------------------------------------------------ helpers
-    def _as_indices(self, games) -> np.ndarray:
+    @property
+    def all_games(self) -> np.ndarray:
+        """The indices ``0..B-1`` of every game (read-only)."""
+        return self._all
+
+    def game_indices(self, games: Any) -> np.ndarray:
+        """Game indices (int64) from indices or a boolean mask over the batch; ``ValueError`` naming
+        what is wrong otherwise."""
         games = np.asarray(games)
         if games.dtype == bool:
             if games.shape != (self.batch_size,):
@@ -685,24 +708,6 @@ class SkyjoEngine:
             raise ValueError(f"game index {int(bad[0])} is out of range; games are 0..{self.batch_size - 1}")
         return games
 
-    @staticmethod
-    def _check_deck(deck, what: str) -> np.ndarray:
-        arr = np.asarray(deck)
-        if arr.shape != (DECK_SIZE,) or not np.issubdtype(arr.dtype, np.integer):
-            raise ValueError(f"{what} must be {DECK_SIZE} integer card values, got shape {arr.shape}")
-        if not np.array_equal(np.sort(arr), DECK):
-            raise ValueError(f"{what} is not a permutation of the 150-card deck (R1)")
-        return arr.astype(np.int8)
-
-
-def _row_items(rows: np.ndarray) -> np.ndarray:
-    """A 2-D array with contiguous rows as a 1-D array of one bytes item per row, sharing memory."""
-    return rows.view(np.dtype((np.void, rows.shape[1] * rows.itemsize))).reshape(rows.shape[0])
-
-
-def _row_item(row: np.ndarray) -> np.void:
-    """One contiguous row as a bytes item, to fill rows of ``_row_items`` views with."""
-    return _row_items(row.reshape(1, -1))[0]
 
 
 def _read_only(result: StepResult) -> StepResult:
@@ -726,28 +731,3 @@ def _kept_sums(values: np.ndarray, removed: np.ndarray) -> np.ndarray:
     """Sum of the cards not in removed slots of grids ``values`` ``(..., 12)`` int8, as int16."""
     kept = np.take(_KEPT_BYTES, removed).view(np.uint32).reshape(values.shape[:-1] + (ROWS,))
     return (values.view(np.uint32) & kept).view(np.int8).sum(axis=-1, dtype=np.int16)
-
-
-def _over_seats(ufunc: np.ufunc, x: np.ndarray) -> np.ndarray:
-    """``ufunc.reduce(x, axis=1)`` of ``(n, P)`` arrays by a loop over seats: numpy reduces short rows slowly."""
-    out = ufunc(x[:, 0], x[:, 1])
-    for p in range(2, x.shape[1]):
-        ufunc(out, x[:, p], out=out)
-    return out
-
-
-def _lead_over_best_rival(totals: np.ndarray) -> np.ndarray:
-    """``(n, P)`` float32: the lowest total among each seat's opponents minus the seat's own."""
-    t = totals.astype(np.float32)
-    others = np.where(np.eye(t.shape[1], dtype=bool), np.inf, t[:, None, :])
-    return others.min(axis=2) - t
-
-
-def _any(flags: np.ndarray) -> bool:
-    """``flags.any()`` for the engine's 1-D arrays, a few times cheaper for small batches."""
-    return np.count_nonzero(flags) > 0
-
-
-def _all(flags: np.ndarray) -> bool:
-    """``flags.all()`` (nonzero everywhere) for the engine's 1-D arrays, cheaper for small batches."""
-    return np.count_nonzero(flags) == flags.size

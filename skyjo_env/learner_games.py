@@ -27,10 +27,13 @@ import numpy as np
 from skyjo_env import render
 from skyjo_env.actions import action_name
 from skyjo_env.checks import MAX_STEPS, check_actions, check_max_steps, check_seat
-from skyjo_env.engine import OVER, SkyjoEngine
+from skyjo_env.engine import SkyjoEngine
+from skyjo_env.phases import OVER
 from skyjo_env.observation import observe
 from skyjo_env.opponents import OpponentPolicy, build, is_factory, per_seat, play_policies
 from skyjo_env.random_policy import RandomPolicy
+from skyjo_env.rewards import check_reward
+from skyjo_env.rewards import rewards as reward_of
 from skyjo_env.rules import Rules
 from skyjo_env.sampling import unpack_bits
 
@@ -64,7 +67,7 @@ class LearnerGames:
             opponent seat clockwise after the learner. Default: a seeded random player.
         weights: sampling weight of each entry (default: equal); each new game draws one.
         seat: the learner's seat in every game, or ``None`` (default): a random seat per game.
-        reward: ``"result"``, ``"score"``, ``"lead"`` or ``"none"`` (see :class:`~skyjo_env.engine.SkyjoEngine`).
+        reward: ``"result"``, ``"score"``, ``"lead"`` or ``"none"`` (see :mod:`skyjo_env.rewards`).
         reward_scale: every reward is multiplied by this (e.g. 0.05 for ``"score"`` rewards).
         max_steps: truncate a game at the first learner turn after this many actions of all its
             seats (a guard against policies that never end a round); ``None`` for no limit.
@@ -86,8 +89,10 @@ class LearnerGames:
         seed: int | None = None,
         restart: bool = True,
     ) -> None:
-        self.engine = SkyjoEngine(rules, num_games, seed=seed, auto_reset=False, reward=reward)
+        check_reward(reward)
+        self.engine = SkyjoEngine(rules, num_games, seed=seed, auto_reset=False)
         self.rules = rules = self.engine.rules
+        self.reward = reward
         check_seat(seat, rules.num_players)
         if isinstance(reward_scale, bool) or not isinstance(reward_scale, (int, float)) or not np.isfinite(reward_scale):
             raise ValueError(f"reward_scale={reward_scale!r} is not allowed; use a finite number")
@@ -186,7 +191,7 @@ class LearnerGames:
         actions = self._checked(actions)
         rewards, self._carry = self._carry, np.zeros(self.num_games, dtype=np.float32)
         result = self.engine.step(actions, check=False)
-        rewards += result.rewards[self._all, self._seats]
+        rewards += reward_of(self.reward, result)[self._all, self._seats]
         dones = np.zeros(self.num_games, dtype=bool)
         self._advance(self._all, rewards, dones)
         self._bits = None
@@ -250,7 +255,8 @@ class LearnerGames:
                 return
             relative = (engine.current[games] - seats[games]) % P - 1  # opponent seat 0..P-2 after the learner
             chosen = self._choice[self._game_opponent[games], relative]
-            gained = play_policies(engine, games, self._policies, chosen).rewards[np.arange(games.size), seats[games]]
+            result = play_policies(engine, games, self._policies, chosen)
+            gained = reward_of(self.reward, result)[np.arange(games.size), seats[games]]
             fresh = dones[games]
             if fresh.any():
                 self._carry[games[fresh]] += gained[fresh]

@@ -35,7 +35,8 @@ from functools import lru_cache
 import numpy as np
 
 from skyjo_env.cards import ALL_SLOTS, COUNTS, DECK_SIZE, MAX_VALUE, MIN_VALUE, NUM_VALUES, SLOT_FLAGS, SLOTS
-from skyjo_env.engine import DRAWN, TAKEN, SkyjoEngine
+from skyjo_env.engine import SkyjoEngine
+from skyjo_env.phases import DRAWN, TAKEN
 
 GRID_FEATURES = 3 * SLOTS  # 36 per seat
 # 12 slots as one scalar (12 int8 or 12 float32): gathers and strided writes copy whole rows.
@@ -121,7 +122,7 @@ def observe(engine: SkyjoEngine, seats: np.ndarray | int, games: np.ndarray | No
     P = engine.num_players
     if games is None and engine.batch_size == 1 and isinstance(seats, (int, np.integer)) and 0 <= seats < P:
         return _observe_one(engine, int(seats), 0)  # a single game: the common case of one-game envs
-    g = engine._all if games is None else np.asarray(games, dtype=np.int64).reshape(-1)
+    g = engine.all_games if games is None else np.asarray(games, dtype=np.int64).reshape(-1)
     n = g.size
     observer = np.asarray(seats)
     if observer.ndim == 0:

@@ -93,8 +93,11 @@ from pettingzoo.utils import wrappers
 from skyjo_env import render
 from skyjo_env.actions import NUM_ACTIONS
 from skyjo_env.checks import MAX_STEPS, action_id, check_max_steps, check_render_mode, check_seed, checked_action, rules_from
-from skyjo_env.engine import PHASE_NAMES, SkyjoEngine
+from skyjo_env.engine import SkyjoEngine
+from skyjo_env.phases import PHASE_NAMES
 from skyjo_env.observation import observe
+from skyjo_env.rewards import check_reward
+from skyjo_env.rewards import rewards as reward_of
 from skyjo_env.rules import Rules
 from skyjo_env.spaces import action_space, mask_space, observation_space
 
@@ -144,7 +147,9 @@ class raw_env(AECEnv, EzPickle):
         check_max_steps(max_steps)
         check_seed(seed)
         self._seed = seed  # for the first reset that gets none
-        self.engine = SkyjoEngine(rules, 1, auto_reset=False, reward=reward)
+        check_reward(reward)
+        self.engine = SkyjoEngine(rules, 1, auto_reset=False)
+        self.reward = reward
         self.rules = rules
         self.render_mode = render_mode
         self.max_steps = max_steps
@@ -198,7 +203,7 @@ class raw_env(AECEnv, EzPickle):
         self._cumulative_rewards[agent] = 0.0
         result = self.engine.step(np.array([a]), check=False)
         self._mask = None
-        rewards = result.rewards[0].tolist()
+        rewards = reward_of(self.reward, result)[0].tolist()
         self.rewards = {name: rewards[self._seat[name]] for name in self.agents}
         if result.game_over[0]:
             self.terminations = dict.fromkeys(self.agents, True)

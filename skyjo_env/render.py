@@ -18,7 +18,8 @@ from typing import Any
 import numpy as np
 
 from skyjo_env.cards import COLS, ROWS, SLOTS
-from skyjo_env.engine import DRAWN, OVER, PHASE_NAMES, TAKEN, SkyjoEngine
+from skyjo_env.engine import SkyjoEngine
+from skyjo_env.phases import DRAWN, OVER, PHASE_NAMES, TAKEN
 from skyjo_env.rules import Rules
 
 _PHASE_HELP = {
@@ -109,7 +110,7 @@ def round_end(state: dict[str, Any], action: int) -> RoundEnd:
     one-round copy of the game, which stops with every card face up.
     """
     rules = Rules.from_dict({**state["rules"], "episode": "round"})
-    engine = SkyjoEngine(rules, 1, auto_reset=False, reward="none")
+    engine = SkyjoEngine(rules, 1, auto_reset=False)
     engine.import_game(0, {**state, "rules": rules.to_dict()})
     if not engine.step(np.array([action])).round_over[0]:
         raise ValueError(f"action {action} does not end the round in this state")

@@ -22,96 +22,100 @@ key               value
 ``decks``         deck orders still to deal from (see :meth:`SkyjoEngine.deal_from`), or ``[]``
 ================  ==============================================================================
 
-The public card counts (``unseen``) are derived on import, not stored.
+The public card counts (``unseen``) are derived on import, not stored. This module is the format
+alone: :meth:`SkyjoEngine.export_game <skyjo_env.engine.SkyjoEngine.export_game>` hands it one game
+as a :class:`GameState` and :meth:`~skyjo_env.engine.SkyjoEngine.import_game` takes one back from
+:func:`decode`, which checks everything first.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from skyjo_env.cards import COUNTS, DECK_SIZE, MAX_VALUE, MIN_VALUE, NUM_VALUES, SLOTS
-from skyjo_env.engine import DRAWN, OVER, PHASE_NAMES, TAKEN, SkyjoEngine
+from skyjo_env.cards import COUNTS, DECK_SIZE, MAX_VALUE, MIN_VALUE, NUM_VALUES, SLOTS, check_deck
+from skyjo_env.phases import DRAWN, OVER, PHASE_NAMES, TAKEN
 from skyjo_env.rules import Rules
 
 FORMAT = "skyjo-env/game"
 VERSION = 1
-_KEYS = (
+KEYS = (
     "format version rules key shuffles values face_up removed draw_pile discard_pile held phase "
     "current starter ender final_turns round_index round_scores totals steps decks"
 ).split()
+_BITS = np.arange(SLOTS)
 
 
-def export_game(engine: SkyjoEngine, game: int) -> dict[str, Any]:
-    """The full state of game ``game`` of ``engine`` as plain Python data."""
-    g = int(engine._as_indices(np.array([game]))[0])
-    bits = np.arange(SLOTS)
-    phase = int(engine.phase[g])
-    scripted = engine._scripted.get(g, {})
-    later = sorted(r for r in scripted if r > engine.round_index[g])
+@dataclass
+class GameState:
+    """One game's state as the engine stores it (slot bit sets, phase numbers, -1 for no ender)."""
+
+    key: np.ndarray  #: (2,) uint32
+    shuffles: int
+    values: np.ndarray  #: (P, 12) int8
+    face_up: np.ndarray  #: (P,) uint32 slot bits
+    removed: np.ndarray  #: (P,) uint32 slot bits
+    draw_pile: np.ndarray  #: int8 cards, bottom first
+    discard_pile: np.ndarray  #: int8 cards, bottom first
+    held: int  #: the card in hand (meaningful in phases DRAWN and TAKEN only)
+    phase: int
+    current: int
+    starter: int
+    ender: int  #: -1 while nobody has ended the round
+    final_turns: int
+    round_index: int
+    round_scores: np.ndarray  #: (P,) int16
+    totals: np.ndarray  #: (P,) int16
+    steps: int
+    decks: list[np.ndarray]  #: deck orders of the rounds after this one (SkyjoEngine.deal_from)
+
+
+def encode(rules: Rules, state: GameState) -> dict[str, Any]:
+    """``state`` of a game played under ``rules`` as plain, JSON-serialisable data."""
+    holding = state.phase in (DRAWN, TAKEN)
     return {
         "format": FORMAT,
         "version": VERSION,
-        "rules": engine.rules.to_dict(),
-        "key": [int(x) for x in engine.keys[g]],
-        "shuffles": int(engine.shuffles[g]),
-        "values": engine.values[g].tolist(),
-        "face_up": ((engine.face_up[g][:, None] >> bits) & 1).astype(bool).tolist(),
-        "removed": ((engine.removed[g][:, None] >> bits) & 1).astype(bool).tolist(),
-        "draw_pile": engine.draw_pile[g, : engine.draw_size[g]].tolist(),
-        "discard_pile": engine.discard_pile[g, : engine.discard_size[g]].tolist(),
-        "held": int(engine.held[g]) if phase in (DRAWN, TAKEN) else None,
-        "phase": PHASE_NAMES[phase],
-        "current": int(engine.current[g]),
-        "starter": int(engine.starter[g]),
-        "ender": int(engine.ender[g]) if engine.ender[g] >= 0 else None,
-        "final_turns": int(engine.final_turns[g]),
-        "round_index": int(engine.round_index[g]),
-        "round_scores": engine.round_scores[g].tolist(),
-        "totals": engine.totals[g].tolist(),
-        "steps": int(engine.steps[g]),
-        "decks": [scripted[r].tolist() for r in later],
+        "rules": rules.to_dict(),
+        "key": [int(x) for x in state.key],
+        "shuffles": int(state.shuffles),
+        "values": state.values.tolist(),
+        "face_up": ((state.face_up[:, None] >> _BITS) & 1).astype(bool).tolist(),
+        "removed": ((state.removed[:, None] >> _BITS) & 1).astype(bool).tolist(),
+        "draw_pile": state.draw_pile.tolist(),
+        "discard_pile": state.discard_pile.tolist(),
+        "held": int(state.held) if holding else None,
+        "phase": PHASE_NAMES[state.phase],
+        "current": int(state.current),
+        "starter": int(state.starter),
+        "ender": int(state.ender) if state.ender >= 0 else None,
+        "final_turns": int(state.final_turns),
+        "round_index": int(state.round_index),
+        "round_scores": state.round_scores.tolist(),
+        "totals": state.totals.tolist(),
+        "steps": int(state.steps),
+        "decks": [deck.tolist() for deck in state.decks],
     }
 
 
-def import_game(engine: SkyjoEngine, game: int, data: dict[str, Any]) -> None:
-    """Load ``data`` (from :func:`export_game`) into slot ``game``; raises ``ValueError`` if corrupt."""
-    g = int(engine._as_indices(np.array([game]))[0])
-    state = _parse(data, engine.rules)
-    engine.keys[g] = state["key"]
-    engine.shuffles[g] = state["shuffles"]
-    engine.values[g] = state["values"]
-    engine.face_up[g] = state["face_up"]
-    engine.removed[g] = state["removed"]
-    engine.draw_pile[g] = 0
-    engine.draw_pile[g, : state["draw_pile"].size] = state["draw_pile"]
-    engine.draw_size[g] = state["draw_pile"].size
-    engine.discard_pile[g] = 0
-    engine.discard_pile[g, : state["discard_pile"].size] = state["discard_pile"]
-    engine.discard_size[g] = state["discard_pile"].size
-    engine.held[g] = state["held"]
-    engine.phase[g] = state["phase"]
-    engine.current[g] = state["current"]
-    engine.starter[g] = state["starter"]
-    engine.ender[g] = state["ender"]
-    engine.final_turns[g] = state["final_turns"]
-    engine.round_index[g] = state["round_index"]
-    engine.round_scores[g] = state["round_scores"]
-    engine.totals[g] = state["totals"]
-    engine.steps[g] = state["steps"]
-    engine.unseen[g] = state["unseen"]
-    engine._quiet = None  # cached step result holds the old totals
-    first = state["round_index"] + 1
-    engine._scripted.pop(g, None)
-    if state["decks"]:
-        engine._scripted[g] = {first + i: deck for i, deck in enumerate(state["decks"])}
+def unseen_counts(state: GameState) -> np.ndarray:
+    """``(15,)`` int16 public count of each value not seen yet: the draw pile, the face-down cards,
+    and a drawn card still in hand (seen by its drawer only, R10)."""
+    hidden = ~_flags(state.face_up) & ~_flags(state.removed)
+    unseen = np.bincount(np.concatenate([state.draw_pile, state.values[hidden]]).astype(np.int64) - MIN_VALUE, minlength=NUM_VALUES)
+    if state.phase == DRAWN:
+        unseen[state.held - MIN_VALUE] += 1
+    return unseen.astype(np.int16)
 
 
-def _parse(data: Any, rules: Rules) -> dict[str, Any]:
+def decode(data: Any, rules: Rules) -> GameState:
+    """The :class:`GameState` of ``data`` (from :func:`encode`), for an engine under ``rules``;
+    ``ValueError`` naming what is corrupt."""
     if not isinstance(data, dict):
         raise ValueError(f"a game state must be a dict, got {type(data).__name__}")
-    missing = [k for k in _KEYS if k not in data]
+    missing = [k for k in KEYS if k not in data]
     if missing:
         raise ValueError(f"game state is missing key(s) {missing}")
     if data["format"] != FORMAT or data["version"] != VERSION:
@@ -119,18 +123,11 @@ def _parse(data: Any, rules: Rules) -> dict[str, Any]:
     if Rules.from_dict(data["rules"]) != rules:
         raise ValueError(f"game state was played under {data['rules']}, but this engine uses {rules.to_dict()}")
     P = rules.num_players
-    out: dict[str, Any] = {}
-    out["key"] = _ints(data["key"], "key", (2,), 0, 2**32 - 1).astype(np.uint32)
-    out["shuffles"] = _int(data["shuffles"], "shuffles", 0, 2**32 - 1)
     values = _ints(data["values"], "values", (P, SLOTS), MIN_VALUE, MAX_VALUE)
-    out["values"] = values.astype(np.int8)
     up = _bools(data["face_up"], "face_up", P)
     removed = _bools(data["removed"], "removed", P)
     if np.any(removed & ~up):
         raise ValueError("game state has a removed slot that is not face up")
-    weights = 1 << np.arange(SLOTS)
-    out["face_up"] = (up * weights).sum(axis=1).astype(np.uint32)
-    out["removed"] = (removed * weights).sum(axis=1).astype(np.uint32)
     draw = _ints(data["draw_pile"], "draw_pile", None, MIN_VALUE, MAX_VALUE).astype(np.int8)
     discard = _ints(data["discard_pile"], "discard_pile", None, MIN_VALUE, MAX_VALUE).astype(np.int8)
     if data["phase"] not in PHASE_NAMES:
@@ -146,24 +143,34 @@ def _parse(data: Any, rules: Rules) -> dict[str, Any]:
         raise ValueError(f"game state's cards are not the 150-card deck (R1): found {cards.size} cards, counts {counts.tolist()}")
     if phase not in (OVER, TAKEN) and discard.size == 0:
         raise ValueError("game state has an empty discard pile during play (only taking its last card empties it)")
-    out.update(draw_pile=draw, discard_pile=discard, held=held, phase=phase)
-    out["current"] = _int(data["current"], "current", 0, P - 1)
-    out["starter"] = _int(data["starter"], "starter", 0, P - 1)
-    out["ender"] = -1 if data["ender"] is None else _int(data["ender"], "ender", 0, P - 1)
-    out["final_turns"] = _int(data["final_turns"], "final_turns", 0, P)
-    out["round_index"] = _int(data["round_index"], "round_index", 0, 2**15 - 1)
-    out["round_scores"] = _ints(data["round_scores"], "round_scores", (P,), -(2**15), 2**15 - 1)
-    out["totals"] = _ints(data["totals"], "totals", (P,), -(2**15), 2**15 - 1)
-    out["steps"] = _int(data["steps"], "steps", 0, 2**31 - 1)
-    hidden = ~up & ~removed
-    unseen = np.bincount(np.concatenate([draw, values[hidden]]).astype(np.int64) - MIN_VALUE, minlength=NUM_VALUES)
-    if phase == DRAWN:
-        unseen[held - MIN_VALUE] += 1
-    out["unseen"] = unseen.astype(np.int16)
     if not isinstance(data["decks"], list):
         raise ValueError("decks must be a list of 150-card deck orders")
-    out["decks"] = [SkyjoEngine._check_deck(d, f"decks[{i}]") for i, d in enumerate(data["decks"])]
-    return out
+    weights = 1 << np.arange(SLOTS)
+    return GameState(
+        key=_ints(data["key"], "key", (2,), 0, 2**32 - 1).astype(np.uint32),
+        shuffles=_int(data["shuffles"], "shuffles", 0, 2**32 - 1),
+        values=values.astype(np.int8),
+        face_up=(up * weights).sum(axis=1).astype(np.uint32),
+        removed=(removed * weights).sum(axis=1).astype(np.uint32),
+        draw_pile=draw,
+        discard_pile=discard,
+        held=held,
+        phase=phase,
+        current=_int(data["current"], "current", 0, P - 1),
+        starter=_int(data["starter"], "starter", 0, P - 1),
+        ender=-1 if data["ender"] is None else _int(data["ender"], "ender", 0, P - 1),
+        final_turns=_int(data["final_turns"], "final_turns", 0, P),
+        round_index=_int(data["round_index"], "round_index", 0, 2**15 - 1),
+        round_scores=_ints(data["round_scores"], "round_scores", (P,), -(2**15), 2**15 - 1).astype(np.int16),
+        totals=_ints(data["totals"], "totals", (P,), -(2**15), 2**15 - 1).astype(np.int16),
+        steps=_int(data["steps"], "steps", 0, 2**31 - 1),
+        decks=[check_deck(d, f"decks[{i}]") for i, d in enumerate(data["decks"])],
+    )
+
+
+def _flags(bits: np.ndarray) -> np.ndarray:
+    """``(P,)`` slot bit sets as ``(P, 12)`` booleans."""
+    return ((bits[:, None] >> _BITS) & 1).astype(bool)
 
 
 def _int(value: Any, name: str, lo: int, hi: int) -> int:

@@ -12,6 +12,7 @@ import numpy as np
 
 from skyjo_env import SkyjoEngine, StepResult
 from skyjo_env.actions import DRAW, FLIP, REPLACE, TAKE
+from skyjo_env.rewards import rewards as paid
 
 SETUP, CHOOSE, DRAWN, TAKEN, OVER = range(5)
 #: R1 counts of the values -2..12.
@@ -131,8 +132,9 @@ def check_invariants(engine: SkyjoEngine) -> None:
     _require((phase == OVER) | (expected != 0), "game in progress without a legal action")
 
 
-def check_step_result(engine: SkyjoEngine, totals_before: np.ndarray, result: StepResult) -> None:
-    """Assert what a step reports is consistent (R18..R20, reward modes), for the games it stepped.
+def check_step_result(engine: SkyjoEngine, totals_before: np.ndarray, result: StepResult, reward: str = "result") -> None:
+    """Assert what a step reports is consistent (R18..R20), and the rewards of mode ``reward``
+    (:mod:`skyjo_env.rewards`) that follow from it, for the games it stepped.
 
     ``totals_before`` are the stepped games' totals just before the step, in the same order.
     """
@@ -141,7 +143,7 @@ def check_step_result(engine: SkyjoEngine, totals_before: np.ndarray, result: St
     round_over, game_over = result.round_over, result.game_over
     if not round_over.any():  # the common case: nothing to score
         quiet = ~game_over & ~result.winners.any(axis=1) & (result.round_scores == 0).all(axis=1)
-        quiet &= (result.rewards == 0).all(axis=1) & (result.totals == totals_before).all(axis=1)
+        quiet &= (paid(reward, result) == 0).all(axis=1) & (result.totals == totals_before).all(axis=1)
         _require(quiet, "a step without a round end reported scores, rewards or a game end")
         return
     scores, totals = result.round_scores.astype(np.int64), result.totals.astype(np.int64)
@@ -155,20 +157,20 @@ def check_step_result(engine: SkyjoEngine, totals_before: np.ndarray, result: St
         _require(game_over == (round_over & (totals >= rules.end_score).any(axis=1)), "game end differs from R19")
     lowest = totals == totals.min(axis=1, keepdims=True)
     _require(np.where(game_over[:, None], result.winners == lowest, ~result.winners).all(axis=1), "winners differ from R20")
-    rewards = result.rewards.astype(np.float64)
-    if engine.reward_mode == "result":
+    rewards = paid(reward, result).astype(np.float64)
+    if reward == "result":
         winners = lowest.sum(axis=1, keepdims=True)
         share = np.where(lowest, 1.0 / winners, -1.0 / np.maximum(P - winners, 1))
         expected = np.where(game_over[:, None] & (winners < P), share, 0.0)
-    elif engine.reward_mode == "score":
+    elif reward == "score":
         expected = np.where(round_over[:, None], (scores.sum(axis=1, keepdims=True) - scores) / (P - 1) - scores, 0.0)
-    elif engine.reward_mode == "lead":
+    elif reward == "lead":
         def lead(t: np.ndarray) -> np.ndarray:  # lowest opponent total minus one's own
             return np.array([[np.delete(row, p).min() - row[p] for p in range(P)] for row in t], dtype=np.float64)
 
         expected = np.where(round_over[:, None], lead(totals) - lead(totals_before), 0.0)
     else:
         expected = np.zeros_like(rewards)
-    _require(np.isclose(rewards, expected, atol=1e-5).all(axis=1), f"rewards differ from reward mode {engine.reward_mode!r}")
-    if engine.reward_mode != "lead":  # a lead over the best opponent is not zero-sum
+    _require(np.isclose(rewards, expected, atol=1e-5).all(axis=1), f"rewards differ from reward mode {reward!r}")
+    if reward != "lead":  # a lead over the best opponent is not zero-sum
         _require(np.abs(rewards.sum(axis=1)) < 1e-4, "rewards are not zero-sum")

@@ -36,9 +36,9 @@ def build_deck(grids: Sequence[Sequence[int]], discard: int, draw: Sequence[int]
     return chosen + sorted(left.elements())
 
 
-def new_engine(num_players: int, *, reward: str = "result", batch: int = 1, **options) -> SkyjoEngine:
+def new_engine(num_players: int, *, batch: int = 1, **options) -> SkyjoEngine:
     """An engine without auto-reset, so finished games stay in phase OVER."""
-    return SkyjoEngine(Rules(num_players=num_players, **options), batch, seed=0, auto_reset=False, reward=reward)
+    return SkyjoEngine(Rules(num_players=num_players, **options), batch, seed=0, auto_reset=False)
 
 
 def act(engine: SkyjoEngine, *actions: int, game: int = 0) -> StepResult:

@@ -6,10 +6,13 @@ import numpy as np
 import pytest
 from scenarios import OVER, SETUP, act, build_deck, new_engine
 
+from skyjo_env.gymnasium_vector_env import SkyjoVectorEnv
+from skyjo_env.pettingzoo_env import raw_env
+from skyjo_env.rewards import check_reward
 from skyjo_env import Rules, SkyjoEngine
 from skyjo_env.actions import DRAW, FLIP, TAKE
 from skyjo_env.sampling import sample_bits
-from skyjo_env.snapshot import _KEYS as SNAPSHOT_KEYS
+from skyjo_env.snapshot import KEYS as SNAPSHOT_KEYS
 
 
 def snapshot(engine: SkyjoEngine) -> list[dict]:
@@ -136,7 +139,6 @@ def test_step_rejects_non_integer_game_indices() -> None:
         ({"batch_size": 0}, ["batch_size=0", "positive integer"]),
         ({"batch_size": 2.5}, ["batch_size=2.5", "positive integer"]),
         ({"batch_size": True}, ["batch_size=True", "positive integer"]),
-        ({"reward": "points"}, ["reward='points'", "'result'", "'score'", "'none'"]),
         ({"rules": {"num_players": 2}}, ["rules", "Rules"]),
     ],
 )
@@ -147,6 +149,15 @@ def test_engine_constructor_validates_its_arguments(kwargs: dict, words: list[st
         SkyjoEngine(arguments.pop("rules"), arguments.pop("batch_size"), **arguments)
     for word in words:
         assert word in str(info.value)
+
+
+@pytest.mark.parametrize("make", [lambda: check_reward("points"), lambda: raw_env(reward="points"), lambda: SkyjoVectorEnv(2, reward="points")])
+def test_a_reward_mode_is_checked_where_rewards_are_computed(make) -> None:
+    """The engine reports scores; the views choose a reward mode (skyjo_env.rewards) and check it."""
+    with pytest.raises(ValueError) as caught:
+        make()
+    for word in ("reward='points'", "'result'", "'score'", "'none'"):
+        assert word in str(caught.value)
 
 
 def test_sampling_without_a_legal_action_names_the_games() -> None:

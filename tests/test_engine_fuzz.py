@@ -43,7 +43,7 @@ def test_random_games_keep_every_invariant(
     )
     seed = players * 100 + OPTIONS.index((column_rule, at_final_reveal, next_starter, episode))
     reward = "score" if next_starter == "round_ender" else "result"
-    engine = SkyjoEngine(rules, BATCH, seed=seed, reward=reward)
+    engine = SkyjoEngine(rules, BATCH, seed=seed)
     rng = np.random.default_rng(seed)
     rounds = np.zeros(BATCH, dtype=np.int64)
     finished = 0
@@ -53,7 +53,7 @@ def test_random_games_keep_every_invariant(
         totals = engine.totals.astype(np.int64)
         result = engine.step(sample_bits(engine.legal_bits(), rng))
         check_invariants(engine)
-        check_step_result(engine, totals, result)
+        check_step_result(engine, totals, result, reward)
         rounds += result.round_over
         done = result.game_over
         if done.any():

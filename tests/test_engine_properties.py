@@ -6,6 +6,7 @@ simpler seed to find) is off; a failure reports the drawn rules and seed as they
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import numpy as np
@@ -14,7 +15,7 @@ from hypothesis import strategies as st
 from invariants import DRAWN, OVER, TAKEN, check_invariants, check_step_result
 from scenarios import build_deck, new_engine, stall_turn
 
-from skyjo_env import Rules, SkyjoEngine
+from skyjo_env import Rules, SkyjoEngine, StepResult
 from skyjo_env.rules import EPISODES, NEXT_STARTERS
 from skyjo_env.sampling import sample_bits
 
@@ -33,6 +34,9 @@ STATE_ARRAYS = (
     "final_turns starter round_index round_scores totals unseen steps keys shuffles"
 ).split()
 
+#: Everything a step reports (rewards follow from it: skyjo_env.rewards).
+REPORTED = [f.name for f in dataclasses.fields(StepResult)]
+
 
 def random_decks(rng: np.random.Generator, rounds: int) -> list[list[int]]:
     """``rounds`` random orders of the R1 deck, for ``deal_from``."""
@@ -49,12 +53,12 @@ def state_of(engine: SkyjoEngine, game: int) -> dict:
     }
 
 
-def step_random(engine: SkyjoEngine, rng: np.random.Generator, games: np.ndarray) -> None:
+def step_random(engine: SkyjoEngine, rng: np.random.Generator, games: np.ndarray, reward: str = "result") -> None:
     """One random legal step of ``games``, with every invariant and the step's report checked."""
     totals = engine.totals[games].astype(np.int64)
     result = engine.step(sample_bits(engine.legal_bits(games), rng), games)
     check_invariants(engine)
-    check_step_result(engine, totals, result)
+    check_step_result(engine, totals, result, reward)
 
 
 @GAMES
@@ -65,14 +69,15 @@ def test_invariants_hold_after_every_step_of_play(rules: Rules, seed: int, scrip
     Random subsets of a batch of 3 are stepped; finished games are re-dealt (auto-reset).
     """
     rng = np.random.default_rng(seed)
-    engine = SkyjoEngine(rules, 3, seed=seed, reward=str(rng.choice(["result", "score", "lead", "none"])))
+    reward = str(rng.choice(["result", "score", "lead", "none"]))
+    engine = SkyjoEngine(rules, 3, seed=seed)
     if scripted:
         engine.deal_from(1, random_decks(rng, 2))
     check_invariants(engine)
     for _ in range(200):
         games = np.flatnonzero(rng.random(3) < 0.7)
         if games.size:
-            step_random(engine, rng, games)
+            step_random(engine, rng, games, reward)
 
 
 @GAMES
@@ -98,7 +103,7 @@ def test_same_seed_and_actions_give_the_same_games(rules: Rules, seed: int) -> N
     rngs = [np.random.default_rng(seed) for _ in range(2)]
     for step in range(200):
         results = [e.step(sample_bits(e.legal_bits(), r)) for e, r in zip(engines, rngs)]
-        for name in ("rewards", "round_over", "game_over", "round_scores", "totals", "winners"):
+        for name in REPORTED:
             assert np.array_equal(getattr(results[0], name), getattr(results[1], name)), name
         if step % 10 == 0:  # a difference in state soon shows in the legal actions and reports, too
             for name in STATE_ARRAYS:
@@ -145,7 +150,7 @@ def test_export_import_then_continue_equals_continuing(rules: Rules, seed: int, 
         action = sample_bits(original.legal_bits(np.array([game])), rng)
         expected = original.step(action, np.array([game]))
         got = copy.step(action, np.array([slot]))
-        for name in ("rewards", "round_over", "game_over", "round_scores", "totals", "winners"):
+        for name in REPORTED:
             assert np.array_equal(getattr(expected, name), getattr(got, name)), name
         if original.phase[game] != OVER:  # finished games: see test_export_import_of_finished_games
             assert state_of(copy, slot) == state_of(original, game)

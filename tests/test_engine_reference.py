@@ -25,6 +25,7 @@ from scenarios import build_deck
 
 from skyjo_env import Rules, SkyjoEngine, StepResult
 from skyjo_env.actions import NUM_ACTIONS
+from skyjo_env.rewards import rewards as paid
 from skyjo_env.rules import EPISODES, NEXT_STARTERS
 from skyjo_env.sampling import pack_mask, sample_bits
 
@@ -72,9 +73,9 @@ def engine_order(engine: SkyjoEngine, game: int) -> Callable[[list[int]], list[i
     return shuffle
 
 
-def compare_outcome(result: StepResult, row: int, outcome: Outcome) -> None:
-    """The engine's report for one game equals the reference's."""
-    rewards = result.rewards[row].tolist()
+def compare_outcome(result: StepResult, row: int, outcome: Outcome, reward: str) -> None:
+    """The engine's report for one game (and the rewards of mode ``reward`` that follow from it) equals the reference's."""
+    rewards = paid(reward, result)[row].tolist()
     assert all(abs(a - b) <= 1e-5 * max(1.0, abs(b)) for a, b in zip(rewards, outcome.rewards)), (rewards, outcome)  # float32
     assert bool(result.round_over[row]) == outcome.round_over
     assert bool(result.game_over[row]) == outcome.game_over
@@ -116,7 +117,7 @@ def hoarding(engine: SkyjoEngine, games: np.ndarray, rng: np.random.Generator, k
 def cross_check(rules: Rules, seed: int, reward: str, keep: float = 0.0) -> list[ReferenceGame]:
     """Play a batch of games to their end alongside reference games; returns the reference games."""
     rng = np.random.default_rng(seed)
-    engine = SkyjoEngine(rules, BATCH, seed=seed, auto_reset=False, reward=reward)
+    engine = SkyjoEngine(rules, BATCH, seed=seed, auto_reset=False)
     references = []
     for game in range(BATCH):
         decks = [rng.permutation(DECK).tolist() for _ in range(DECKS_PER_GAME)]
@@ -132,7 +133,7 @@ def cross_check(rules: Rules, seed: int, reward: str, keep: float = 0.0) -> list
         legal = engine.legal_bits(running).tolist()
         for row, game in enumerate(running.tolist()):
             outcome = references[game].step(int(actions[row]))
-            compare_outcome(result, row, outcome)
+            compare_outcome(result, row, outcome, reward)
             compare_state(engine, game, legal[row], references[game])
             assert references[game].round_index < DECKS_PER_GAME - 1
 

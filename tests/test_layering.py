@@ -55,3 +55,18 @@ def test_the_environments_work_when_a_users_own_agents_package_shadows_nothing(t
         "from skyjo_env import agents; agents.make('counting')\n"
     )
     subprocess.run([sys.executable, "-c", code], cwd=tmp_path, check=True)
+
+
+def test_the_core_has_no_import_cycle() -> None:
+    """No core module imports, directly or through others, a module that imports it back."""
+    modules = {p.stem for p in CORE if p.stem != "__init__"}
+    graph = {
+        name: {m.split(".")[1] for m in imported_modules(ROOT / "skyjo_env" / f"{name}.py") if m.count(".") == 1 and m.split(".")[1] in modules} - {name}
+        for name in modules
+    }  # fmt: skip
+
+    def reaches(start: str, goal: str, seen: set[str]) -> bool:
+        return any(n == goal or (n not in seen and reaches(n, goal, seen | {n})) for n in graph[start])
+
+    cycles = sorted(name for name in modules if reaches(name, name, {name}))
+    assert not cycles, f"modules on an import cycle: {cycles}"

@@ -15,6 +15,7 @@ import skyjo_env
 from skyjo_env import Rules, SkyjoEngine
 from skyjo_env.pettingzoo_env import env, raw_env
 from skyjo_env.observation import observe, size
+from skyjo_env.rewards import rewards as paid
 
 pytestmark = pytest.mark.filterwarnings(
     # PettingZoo's api_test says this of every dict observation, its own classic envs' included.
@@ -117,7 +118,7 @@ def test_score_rewards_match_the_engine():
     """Replaying the same actions on a bare engine gives the same per-seat rewards."""
     aec = raw_env(num_players=2, reward="score", end_score=30)
     aec.reset(seed=3)
-    engine = SkyjoEngine(Rules(num_players=2, end_score=30), 1, auto_reset=False, reward="score")
+    engine = SkyjoEngine(Rules(num_players=2, end_score=30), 1, auto_reset=False)
     engine.reset(3)
     rng = np.random.default_rng(3)
     rounds = 0
@@ -126,7 +127,7 @@ def test_score_rewards_match_the_engine():
         aec.step(action)
         result = engine.step(np.array([action]))
         rounds += result.round_over[0]
-        assert [aec.rewards[f"player_{s}"] for s in range(2)] == result.rewards[0].tolist()
+        assert [aec.rewards[f"player_{s}"] for s in range(2)] == paid("score", result)[0].tolist()
     assert rounds >= 1
 
 
@@ -188,5 +189,5 @@ def test_bad_options_are_named():
 
 def test_pickles_with_its_options():
     aec = pickle.loads(pickle.dumps(env(num_players=3, reward="score")))
-    assert aec.unwrapped.rules.num_players == 3 and aec.unwrapped.engine.reward_mode == "score"
+    assert aec.unwrapped.rules.num_players == 3 and aec.unwrapped.reward == "score"
     assert sum(play(aec, 2).values()) == pytest.approx(0.0, abs=1e-4)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from skyjo_env.rewards import rewards as paid
 from scenarios import OVER, SETUP, build_deck, new_engine, play_round, rows, setup_flips
 
 from skyjo_env import SkyjoEngine, StepResult
@@ -141,8 +142,8 @@ def test_r20_lowest_total_wins_ties_all_win_and_result_rewards_sum_to_zero(
     """R20 and reward='result': winners share +1, losers share -1."""
     _, (result,) = play([grids], episode="round")
     assert result.winners[0].tolist() == winners
-    assert result.rewards[0].tolist() == pytest.approx(rewards)
-    assert float(result.rewards[0].sum()) == pytest.approx(0.0)
+    assert paid("result", result)[0].tolist() == pytest.approx(rewards)
+    assert float(paid("result", result)[0].sum()) == pytest.approx(0.0)
 
 
 def test_r20_winner_is_decided_by_game_totals_not_the_last_round() -> None:
@@ -152,48 +153,48 @@ def test_r20_winner_is_decided_by_game_totals_not_the_last_round() -> None:
     assert second.round_scores[0].tolist() == [4, 10]
     assert second.totals[0].tolist() == [24, 20]
     assert second.winners[0].tolist() == [False, True]
-    assert second.rewards[0].tolist() == [-1.0, 1.0]
+    assert paid("result", second)[0].tolist() == [-1.0, 1.0]
 
 
 def test_result_rewards_are_zero_until_the_game_ends() -> None:
     """reward='result': a round that does not end the game gives no reward."""
     _, (first, last) = play(STEADY[:2], end_score=40)
     assert first.round_over[0] and not first.game_over[0]
-    assert first.rewards[0].tolist() == [0.0, 0.0]
-    assert last.rewards[0].tolist() == [-1.0, 1.0]
+    assert paid("result", first)[0].tolist() == [0.0, 0.0]
+    assert paid("result", last)[0].tolist() == [-1.0, 1.0]
 
 
 def test_score_rewards_are_opponents_mean_minus_own_round_score() -> None:
     """reward='score': at each round end, the opponents' mean round score minus one's own (zero-sum)."""
-    _, (result,) = play([[TEN_HIGH, FIFTEEN_LOW, TEN_LOW]], episode="round", reward="score")
+    _, (result,) = play([[TEN_HIGH, FIFTEEN_LOW, TEN_LOW]], episode="round")
     # Round scores 20, 15, 10.
-    assert result.rewards[0].tolist() == pytest.approx([12.5 - 20, 15 - 15, 17.5 - 10])
-    assert float(result.rewards[0].sum()) == pytest.approx(0.0)
+    assert paid("score", result)[0].tolist() == pytest.approx([12.5 - 20, 15 - 15, 17.5 - 10])
+    assert float(paid("score", result)[0].sum()) == pytest.approx(0.0)
 
 
 def test_score_rewards_are_given_at_every_round_end() -> None:
     """reward='score': round 1 ([20, 10]) and round 2 ([20, 10] again) each pay [-10, +10]."""
-    _, results = play(STEADY[:2], end_score=40, reward="score")
-    assert [r.rewards[0].tolist() for r in results] == [[-10.0, 10.0], [-10.0, 10.0]]
+    _, results = play(STEADY[:2], end_score=40)
+    assert [paid("score", r)[0].tolist() for r in results] == [[-10.0, 10.0], [-10.0, 10.0]]
 
 
 def test_lead_rewards_are_the_change_in_lead_over_the_best_opponent() -> None:
     """reward='lead' (R18): round scores [20, 15, 10] from totals 0 give leads of
     min(15, 10) - 20, min(20, 10) - 15 and min(20, 15) - 10; not zero-sum."""
-    _, (result,) = play([[TEN_HIGH, FIFTEEN_LOW, TEN_LOW]], episode="round", reward="lead")
-    assert result.rewards[0].tolist() == [-10.0, -5.0, 5.0]
+    _, (result,) = play([[TEN_HIGH, FIFTEEN_LOW, TEN_LOW]], episode="round")
+    assert paid("lead", result)[0].tolist() == [-10.0, -5.0, 5.0]
 
 
 def test_lead_rewards_of_a_game_add_up_to_its_final_lead() -> None:
     """reward='lead' (R18..R20): two rounds of [20, 10] pay -10 / +10 each; the sum is the final lead."""
-    _, results = play(STEADY[:2], end_score=40, reward="lead")
-    assert [r.rewards[0].tolist() for r in results] == [[-10.0, 10.0], [-10.0, 10.0]]
+    _, results = play(STEADY[:2], end_score=40)
+    assert [paid("lead", r)[0].tolist() for r in results] == [[-10.0, 10.0], [-10.0, 10.0]]
     final = results[-1].totals[0]
     assert results[-1].game_over[0] and final.tolist() == [40, 20]
-    assert sum(r.rewards[0] for r in results).tolist() == [20.0 - 40.0, 40.0 - 20.0]
+    assert sum(paid("lead", r)[0] for r in results).tolist() == [20.0 - 40.0, 40.0 - 20.0]
 
 
 def test_no_rewards_in_mode_none() -> None:
     """reward='none': nothing is paid at round or game end."""
-    _, (result,) = play([[TEN_HIGH, FIFTEEN_LOW, TEN_LOW]], episode="round", reward="none")
-    assert result.game_over[0] and result.rewards[0].tolist() == [0.0, 0.0, 0.0]
+    _, (result,) = play([[TEN_HIGH, FIFTEEN_LOW, TEN_LOW]], episode="round")
+    assert result.game_over[0] and paid("none", result)[0].tolist() == [0.0, 0.0, 0.0]

@@ -67,7 +67,7 @@ def play_to_end(client: TestClient, view: dict) -> tuple[dict, list[int]]:
 
 def replayed(rules: dict, seed: int, actions: list[int]) -> dict:
     """The engine's own snapshot after ``actions`` from the deal of ``seed``."""
-    engine = SkyjoEngine(Rules.from_dict(rules), 1, seed=seed, auto_reset=False, reward="none")
+    engine = SkyjoEngine(Rules.from_dict(rules), 1, seed=seed, auto_reset=False)
     for action in actions:
         engine.step(np.array([action]))
     return engine.export_game(0)

@@ -16,7 +16,8 @@ import numpy as np
 
 from skyjo_env.actions import action_name, parse_action
 from skyjo_env.agents.base import Policy
-from skyjo_env.engine import OVER, SkyjoEngine
+from skyjo_env.engine import SkyjoEngine
+from skyjo_env.phases import OVER
 from skyjo_env.opponents import act, policy_name
 from skyjo_env.render import render_round_end, render_text, round_end
 from skyjo_env.rules import Rules
@@ -80,7 +81,7 @@ def play(
     if not 0 <= seat < players:
         raise ValueError(f"seat={seat} is not allowed; use 0..{players - 1}")
     seated: dict[int, Policy] = dict(zip([s for s in range(players) if s != seat], opponents))
-    engine = SkyjoEngine(rules, 1, seed=seed, auto_reset=False, reward="none")
+    engine = SkyjoEngine(rules, 1, seed=seed, auto_reset=False)
     game = np.zeros(1, dtype=np.intp)
     say(f"You are player {seat}. Type 'help' for the moves.")
     try:

@@ -30,7 +30,8 @@ from typing import Any, Sequence
 import numpy as np
 
 from skyjo_env.agents.base import Policy
-from skyjo_env.engine import OVER, SkyjoEngine
+from skyjo_env.engine import SkyjoEngine
+from skyjo_env.phases import OVER
 from skyjo_env.opponents import play_policies, policy_name
 from skyjo_env.rules import Rules
 from skyjo_env.train.progress import Progress
@@ -186,7 +187,7 @@ class _Play:
 
 def _play(agents: list[Policy], seats: np.ndarray, rules: Rules, seed: int, progress: bool, max_steps: int) -> _Play:
     G, P = seats.shape
-    engine = SkyjoEngine(rules, G, seed=seed, auto_reset=False, reward="none")
+    engine = SkyjoEngine(rules, G, seed=seed, auto_reset=False)
     totals = np.zeros((G, P), dtype=np.int64)
     winners = np.zeros((G, P), dtype=bool)
     rounds = np.zeros(G, dtype=np.int64)

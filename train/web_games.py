@@ -29,7 +29,8 @@ import numpy as np
 from skyjo_env import agents
 from skyjo_env.actions import action_name
 from skyjo_env.agents.base import Policy
-from skyjo_env.engine import OVER, SkyjoEngine
+from skyjo_env.engine import SkyjoEngine
+from skyjo_env.phases import OVER
 from skyjo_env.opponents import act
 from skyjo_env.render import public_table, round_end
 from skyjo_env.rules import EPISODES, NEXT_STARTERS, Rules
@@ -116,7 +117,7 @@ def new_game(body: Any) -> dict[str, Any]:
         if name is not None:
             policy(name, rules)
     try:
-        engine = SkyjoEngine(rules, 1, seed=body.get("seed"), auto_reset=False, reward="none")
+        engine = SkyjoEngine(rules, 1, seed=body.get("seed"), auto_reset=False)
     except (TypeError, ValueError) as exc:
         raise GameError(400, f"bad seed {body.get('seed')!r}: {exc}") from None
     return {"seats": seats, "state": engine.export_game(0), "last_move": None, "last_round": None}
@@ -196,7 +197,7 @@ def _round_end(before: dict[str, Any], action: int) -> dict[str, Any]:
 
 
 def _engine(record: dict[str, Any]) -> SkyjoEngine:
-    engine = SkyjoEngine(Rules.from_dict(record["state"]["rules"]), 1, seed=0, auto_reset=False, reward="none")
+    engine = SkyjoEngine(Rules.from_dict(record["state"]["rules"]), 1, seed=0, auto_reset=False)
     engine.import_game(0, record["state"])
     return engine
 
