@@ -1,5 +1,6 @@
-"""The notebooks in notebooks/: committed without outputs, written by notebooks/build.py, and each
-one runs top to bottom at the small budget and draws its figures.
+"""The notebooks in notebooks/: each is a plain jupytext script (``notebooks/<name>.py``, what the
+linter reads and what to edit) paired with its ``.ipynb`` (written by ``jupytext --sync``), committed
+without outputs; each one runs top to bottom at the small budget and draws its figures.
 
 The kernel is started from a kernel spec made here that names this interpreter (``sys.executable``),
 so the notebooks run in the environment that runs the tests whatever kernels the machine has
@@ -8,7 +9,6 @@ installed (a user's ``python3`` kernel may point at another Python).
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import sys
 import time
@@ -18,6 +18,7 @@ import pytest
 
 nbformat = pytest.importorskip("nbformat")
 nbclient = pytest.importorskip("nbclient")
+jupytext = pytest.importorskip("jupytext")
 pytest.importorskip("ipykernel")
 pytest.importorskip("matplotlib")
 
@@ -34,16 +35,11 @@ NOTEBOOKS = {
 KERNEL = "skyjo-notebook-tests"
 
 
-def _load_build():
-    spec = importlib.util.spec_from_file_location("notebooks_build", FOLDER / "build.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def test_the_notebooks_are_the_ones_built():
+def test_every_notebook_is_a_script_paired_with_its_ipynb():
     assert sorted(p.stem for p in FOLDER.glob("*.ipynb")) == sorted(NOTEBOOKS)
-    assert sorted(_load_build().NOTEBOOKS) == sorted(NOTEBOOKS)
+    assert sorted(p.stem for p in FOLDER.glob("*.py")) == sorted(NOTEBOOKS)
+    for name in NOTEBOOKS:
+        assert nbformat.read(FOLDER / f"{name}.ipynb", as_version=4).metadata["jupytext"]["formats"] == "ipynb,py:percent"
 
 
 @pytest.mark.parametrize("name", sorted(NOTEBOOKS))
@@ -52,19 +48,19 @@ def test_committed_notebook_has_no_outputs(name):
     nbformat.validate(nb)
     for cell in nb.cells:
         if cell.cell_type == "code":
-            assert cell.outputs == [], f"{name}.ipynb cell {cell.id} has outputs: clear them (python notebooks/build.py)"
+            assert cell.outputs == [], f"{name}.ipynb cell {cell.id} has outputs: clear them (jupytext --sync notebooks/{name}.py)"
             assert cell.execution_count is None, f"{name}.ipynb cell {cell.id} has an execution count"
 
 
 @pytest.mark.parametrize("name", sorted(NOTEBOOKS))
-def test_committed_notebook_matches_build_py(name):
-    # Cells and metadata, not bytes: another nbformat release may write the same notebook differently.
+def test_committed_notebook_matches_its_script(name):
+    # Cells, not bytes: another jupytext or nbformat release may write the same notebook differently.
     committed = nbformat.read(FOLDER / f"{name}.ipynb", as_version=4)
-    built = _load_build().build(name)
-    assert [(c.cell_type, c.id, c.source) for c in committed.cells] == [(c.cell_type, c.id, c.source) for c in built.cells], (
-        f"notebooks/{name}.ipynb differs from what notebooks/build.py writes: edit build.py and run it"
+    script = jupytext.read(FOLDER / f"{name}.py")
+    assert [(c.cell_type, c.source) for c in committed.cells] == [(c.cell_type, c.source) for c in script.cells], (
+        f"notebooks/{name}.ipynb differs from notebooks/{name}.py: edit the script and run jupytext --sync notebooks/{name}.py"
     )
-    assert committed.metadata == built.metadata
+    assert committed.metadata["kernelspec"] == script.metadata["kernelspec"]
 
 
 def _kernel_manager(folder: Path) -> KernelManager:

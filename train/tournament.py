@@ -165,8 +165,6 @@ def run_tournament(
         raise ValueError(f"games={games!r} is not allowed; use a positive integer")
     base = rules if rules is not None else Rules()
     rules = Rules.from_dict({**base.to_dict(), "num_players": players})
-    if rules.episode != "game":
-        raise ValueError("tournaments play complete games; use rules with episode='game'")
     rng = np.random.default_rng(seed)
     seats = lineups(len(agents), players, int(games), rng)
     started = time.perf_counter()
