@@ -61,8 +61,8 @@ def totals_ceiling(end_score: int) -> float:
 
 
 def size(num_players: int) -> int:
-    """Length of the observation vector for ``num_players`` players."""
-    return 38 * num_players + 54
+    """Length of the observation vector for ``num_players`` players (the end of its :func:`layout`)."""
+    return _layout(num_players)[-1][1].stop
 
 
 def num_players(obs_size: int) -> int:
@@ -97,7 +97,6 @@ def _layout(num_players: int) -> tuple[tuple[str, slice], ...]:
     for name, width in parts:
         out.append((name, slice(start, start + width)))
         start += width
-    assert start == size(num_players)
     return tuple(out)
 
 

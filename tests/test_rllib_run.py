@@ -7,7 +7,8 @@ import importlib.util
 
 import pytest
 
-from skyjo_env.train.cli import build_parser, main, rllib_run_from_args
+from skyjo_env.train.backends import rllib_run_from_args
+from skyjo_env.train.cli import build_parser, main
 from skyjo_env.train.rllib_run import RLlibRun, add_rllib_flags
 
 

@@ -113,7 +113,7 @@ def create_app(games_dir: str | Path) -> Starlette:
 
 def add_serve_parser(subparsers: argparse._SubParsersAction) -> None:
     """The ``serve`` subcommand."""
-    from skyjo_env.train.cli import _int_range
+    from skyjo_env.train.arguments import int_range
 
     parser = subparsers.add_parser(
         "serve",
@@ -122,7 +122,7 @@ def add_serve_parser(subparsers: argparse._SubParsersAction) -> None:
         "watch agents play each other (needs the web extra: pip install 'skyjo-env[web]').",
     )
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)")
-    parser.add_argument("--port", type=_int_range(0, 65535), default=8000, help="port (default 8000; 0: any free port)")
+    parser.add_argument("--port", type=int_range(0, 65535), default=8000, help="port (default 8000; 0: any free port)")
     parser.add_argument("--games-dir", default=DEFAULT_GAMES_DIR, metavar="DIR",
                         help=f"folder the games are saved in, to resume after a restart (default {DEFAULT_GAMES_DIR})")  # fmt: skip
     parser.error = _one_line_error  # type: ignore[method-assign]
