@@ -15,4 +15,14 @@ from skyjo_env.agents.specs import load, make
 from skyjo_env.agents.threshold import ThresholdPolicy
 from skyjo_env.random_policy import RandomPolicy
 
-__all__ = ["CountingPolicy", "Policy", "RandomPolicy", "ThresholdPolicy", "load", "make", "names", "register", "unregister"]
+__all__ = [
+    "CountingPolicy",
+    "Policy",
+    "RandomPolicy",
+    "ThresholdPolicy",
+    "load",
+    "make",
+    "names",
+    "register",
+    "unregister",
+]

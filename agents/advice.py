@@ -64,7 +64,9 @@ def advice(name: str, observations: np.ndarray, action_masks: np.ndarray, rules:
     return np.concatenate([regret, chosen], axis=1).astype(np.float32)
 
 
-def with_advice(name: str, observations: np.ndarray, action_masks: np.ndarray, rules: Rules | None = None) -> np.ndarray:
+def with_advice(
+    name: str, observations: np.ndarray, action_masks: np.ndarray, rules: Rules | None = None
+) -> np.ndarray:
     """The observations with the advice of ``name`` (under ``rules``) appended: ``(n, obs + ADVICE_SIZE)`` float32."""
     obs = np.asarray(observations, dtype=np.float32)
     return np.concatenate([obs, advice(name, obs, action_masks, rules)], axis=1)

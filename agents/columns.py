@@ -140,10 +140,14 @@ class ColumnModel:
     def flip_deltas(self) -> np.ndarray:
         """``(n, 12)``: expected change of the grid cost from turning each slot up (a card of law
         ``p``; the pair hope is taken at the mean card)."""
-        return self.delta_base + self.mu - (
-            self.p_of(self.m1) * self.c1
-            + self.p_of(self.m2) * self.c2
-            + self.pair_weight * np.maximum(2 * self.pair_value + self.mu, 0)
+        return (
+            self.delta_base
+            + self.mu
+            - (
+                self.p_of(self.m1) * self.c1
+                + self.p_of(self.m2) * self.c2
+                + self.pair_weight * np.maximum(2 * self.pair_value + self.mu, 0)
+            )
         )
 
     def _current(self, values: np.ndarray, hidden: np.ndarray, removed: np.ndarray) -> np.ndarray:

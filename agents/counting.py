@@ -31,9 +31,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from skyjo_env.actions import DRAW, FLIP, NUM_ACTIONS, REPLACE, TAKE
 from skyjo_env.agents.columns import ColumnModel
 from skyjo_env.agents.view import CHOOSE, SETUP, VALUES, ObservationView, argmin_legal, decode, weighted_sum
-from skyjo_env.actions import DRAW, FLIP, NUM_ACTIONS, REPLACE, TAKE
 from skyjo_env.cards import COLS, MIN_VALUE, SLOTS
 from skyjo_env.rules import Rules
 
@@ -153,7 +153,7 @@ class CountingPolicy:
         rows = np.arange(last.size)
         known = own.sum(axis=1)  # face-down and removed slots read 0
         a, b = own[rows, (last + 4) % 12], own[rows, (last + 8) % 12]
-        completes = (a == b)[:, None] & (VALUES == a[:, None]) & self.columns
+        completes = (a == b)[:, None] & (a[:, None] == VALUES) & self.columns
         score = known[:, None] + np.where(completes, -2 * a[:, None], VALUES)  # (e, 15) by last card
 
         mu = weighted_sum(p, VALUES)

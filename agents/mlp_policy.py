@@ -77,11 +77,15 @@ class MLPPolicy:
         self.players = num_players(self.obs_size)  #: the player count its observations are for
         self.rules = self.trained_rules if rules is None else rules
         if self.rules.num_players != self.players:
-            raise ValueError(f"agent {name!r} was trained for {self.players} players; this table has {self.rules.num_players}")
+            raise ValueError(
+                f"agent {name!r} was trained for {self.players} players; this table has {self.rules.num_players}"
+            )
         if self.rules != self.trained_rules:
             changed = {k: v for k, v in self.rules.to_dict().items() if self.trained_rules.to_dict()[k] != v}
             trained = {k: self.trained_rules.to_dict()[k] for k in changed}
-            warnings.warn(f"agent {name!r} was trained under {trained} and now plays under {changed}", UserWarning, stacklevel=2)
+            warnings.warn(
+                f"agent {name!r} was trained under {trained} and now plays under {changed}", UserWarning, stacklevel=2
+            )
 
     @property
     def obs_size(self) -> int:
@@ -129,9 +133,15 @@ class MLPPolicy:
         """Write weights and metadata to one ``.npz`` file."""
         arrays = {f"w{i}": w for i, (w, _) in enumerate(self.weights)}
         arrays |= {f"b{i}": b for i, (_, b) in enumerate(self.weights)}
-        header = {"format": "skyjo-env/mlp-policy", "version": 1, "activation": self.activation,
-                  "name": self.name, "layers": len(self.weights), "metadata": self.metadata,
-                  "advice": self.advice}
+        header = {
+            "format": "skyjo-env/mlp-policy",
+            "version": 1,
+            "activation": self.activation,
+            "name": self.name,
+            "layers": len(self.weights),
+            "metadata": self.metadata,
+            "advice": self.advice,
+        }
         with open(path, "wb") as f:
             np.savez_compressed(f, header=np.array(json.dumps(header)), **arrays)
 

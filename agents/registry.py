@@ -37,7 +37,9 @@ def register(name: str, factory: Callable[..., Any], *, replace: bool = False) -
     specs reserve: ``=``, ``:``, ``/``) or already taken (unless ``replace``).
     """
     if not isinstance(name, str) or not name or name != name.strip() or any(c in name for c in "=:/\\"):
-        raise ValueError(f"agent name must be a non-empty string without surrounding spaces, '=', ':' or '/', got {name!r}")
+        raise ValueError(
+            f"agent name must be a non-empty string without surrounding spaces, '=', ':' or '/', got {name!r}"
+        )
     if name in names() and not replace:
         raise ValueError(f"agent name {name!r} is already registered; pass replace=True to override it")
     _FACTORIES[name] = factory

@@ -88,7 +88,10 @@ class RLlibPolicy:
                 f"observations must have shape (N, {self.obs_size}) for this agent "
                 f"(trained for another player count?), got {obs.shape}"
             )
-        batch = {"observation": torch.from_numpy(obs), "action_mask": torch.from_numpy(np.asarray(action_masks, np.int8))}
+        batch = {
+            "observation": torch.from_numpy(obs),
+            "action_mask": torch.from_numpy(np.asarray(action_masks, np.int8)),
+        }
         with torch.no_grad():
             out = self.module.forward_inference({Columns.OBS: batch})
         return out[Columns.ACTION_DIST_INPUTS].numpy()

@@ -88,7 +88,9 @@ def load(spec: str | Path, *, players: int | None = None, rules: Rules | None = 
     """
     policy = make(str(spec), players=players, rules=rules, **kwargs)
     if not isinstance(policy, MLPPolicy):
-        raise ValueError(f"agent spec {str(spec)!r} is not a trained PPO agent (a shipped name, a run folder or an .npz file)")
+        raise ValueError(
+            f"agent spec {str(spec)!r} is not a trained PPO agent (a shipped name, a run folder or an .npz file)"
+        )
     return policy
 
 
@@ -96,7 +98,9 @@ def check_fits(policy: Any, players: int, spec: Any = None) -> None:
     """``ValueError`` if ``policy`` says (attribute ``players``) that it plays another player count."""
     trained = getattr(policy, "players", None)
     if trained is not None and trained != players:
-        what = f"agent {policy_name(policy)!r}" + (f" (spec {spec!r})" if isinstance(spec, str) and spec != policy_name(policy) else "")
+        what = f"agent {policy_name(policy)!r}" + (
+            f" (spec {spec!r})" if isinstance(spec, str) and spec != policy_name(policy) else ""
+        )
         raise ValueError(f"{what} was trained for {trained} players; this table has {players}")
 
 
@@ -147,7 +151,9 @@ def _from_text(spec: str, rules: Rules | None, seed: int | None, kwargs: dict[st
         assert factory is not None  # _classify found the name
         return _built(factory, spec, rules, seed, kwargs)
     if kwargs:
-        raise ValueError(f"agent spec {spec!r} takes no options ({sorted(kwargs)}); only a registered name's factory does")
+        raise ValueError(
+            f"agent spec {spec!r} takes no options ({sorted(kwargs)}); only a registered name's factory does"
+        )
     if kind == "path":
         return _trained(Path(spec).expanduser(), spec, rules, seed)
     return _imported(spec, rules, seed)
@@ -182,7 +188,9 @@ def _rllib(path: Path, spec: str, name: str, seed: int | None) -> Any:
     try:
         from skyjo_env.agents.rllib_agent import RLlibPolicy
     except ModuleNotFoundError as exc:
-        raise ValueError(f"agent spec {spec!r} is an RLlib checkpoint: it needs the 'distributed' extra ({exc})") from None
+        raise ValueError(
+            f"agent spec {spec!r} is an RLlib checkpoint: it needs the 'distributed' extra ({exc})"
+        ) from None
     try:
         return RLlibPolicy(path, name=name, seed=seed)
     except FileNotFoundError as exc:

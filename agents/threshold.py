@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from skyjo_env.agents.view import SETUP, TAKEN, argmin_legal, decode
 from skyjo_env.actions import DRAW, FLIP, NUM_ACTIONS, REPLACE, TAKE
+from skyjo_env.agents.view import SETUP, TAKEN, argmin_legal, decode
 from skyjo_env.cards import SLOTS
 
 _SLOT_ORDER = np.arange(SLOTS, dtype=np.float32) * 1e-3  # tie-break: first slot first

@@ -92,4 +92,3 @@ def argmin_legal(costs: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
     if not masks.any(axis=1).all():
         raise ValueError(f"no legal action in row(s) {np.flatnonzero(~masks.any(axis=1)).tolist()}")
     return np.where(masks, costs, np.inf).argmin(axis=1)
-

@@ -22,11 +22,20 @@ from skyjo_env.train.rllib_run import RLlibRun
 
 def steps_per_second(players: int, runners: int, envs_per_runner: int, batch: int, seconds: float) -> tuple[float, int]:
     """Sampled env steps/s and steps timed, after one warm-up round, over at least ``seconds``."""
-    run = RLlibRun(players=players, env_runners=runners, envs_per_runner=envs_per_runner, train_batch_size=batch, minibatch_size=batch)
+    run = RLlibRun(
+        players=players,
+        env_runners=runners,
+        envs_per_runner=envs_per_runner,
+        train_batch_size=batch,
+        batch_size=batch,
+    )
     algo = build_config(run).build_algo()
     try:
         group = algo.env_runner_group
-        sample = lambda: group.foreach_env_runner(lambda r: r.sample(num_timesteps=batch // runners), local_env_runner=False)  # noqa: E731
+
+        def sample() -> None:
+            group.foreach_env_runner(lambda r: r.sample(num_timesteps=batch // runners), local_env_runner=False)
+
         sample()  # warm-up: first episodes, module compilation
         steps, started = 0, time.perf_counter()
         while time.perf_counter() - started < seconds:

@@ -44,7 +44,9 @@ def stepper(num_envs: int, players: int, gym: bool) -> Callable[[np.random.Gener
     return lambda rng: int(vec.step(sample_mask(vec.action_masks(), rng))[2].sum())
 
 
-def measure(num_envs: int, players: int, seconds: float, gym: bool = False, repeats: int = 3) -> tuple[float, float, float]:
+def measure(
+    num_envs: int, players: int, seconds: float, gym: bool = False, repeats: int = 3
+) -> tuple[float, float, float]:
     """Learner steps per second of wall time and of CPU time, and games/s: the best of ``repeats`` runs.
 
     On a shared machine the CPU-time rate is the steadier figure: it leaves out time spent waiting
@@ -83,7 +85,9 @@ def main() -> None:
                 env.step(sample_mask(env.action_masks(), rng))
         pstats.Stats(profile).sort_stats("tottime").print_stats(25)
         return
-    print(f"{'SkyjoVectorEnv (Gymnasium)' if args.gym else 'SkyjoSB3VecEnv (stable-baselines3)'}, {args.players} players, random opponents")
+    print(
+        f"{'SkyjoVectorEnv (Gymnasium)' if args.gym else 'SkyjoSB3VecEnv (stable-baselines3)'}, {args.players} players, random opponents"
+    )
     print(f"{'N':>6} {'learner steps/s':>16} {'per CPU s':>12} {'games/s':>10}")
     for n in SIZES:
         steps, per_cpu, games = measure(n, args.players, args.seconds, args.gym)

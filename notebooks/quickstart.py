@@ -38,9 +38,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 from IPython.display import Markdown, display
 
-from skyjo_env import agents
 import skyjo_env
-from skyjo_env import Rules, SkyjoEngine
+from skyjo_env import Rules, SkyjoEngine, agents
 from skyjo_env.actions import action_name
 from skyjo_env.actions import names as action_names
 from skyjo_env.engine import OVER, PHASE_NAMES
@@ -68,7 +67,7 @@ print(f"budget {BUDGET!r}: {BATCH_GAMES} batched games, {TOURNAMENT_GAMES} tourn
 
 # %%
 rules = Rules(num_players=2)
-rules
+rules  # noqa: B018 (a notebook shows the value of a cell's last expression)
 
 # %% [markdown]
 # ## 2. The PettingZoo AEC environment
@@ -196,8 +195,10 @@ while not done:
     episode_return += reward
     steps += 1
     done = terminated or truncated
-print(f"{steps} learner steps; totals by seat {info['totals'].tolist()}; learner won: {info['winner']}; "
-      f"return {episode_return:+.1f}")
+print(
+    f"{steps} learner steps; totals by seat {info['totals'].tolist()}; learner won: {info['winner']}; "
+    f"return {episode_return:+.1f}"
+)
 
 # %% [markdown]
 # ## 4. Pictures of a game
@@ -253,8 +254,10 @@ while (engine.phase != OVER).any():
 totals = engine.totals.astype(int)
 won = totals == totals.min(axis=1, keepdims=True)  # R20: every tied lowest total wins
 for seat, policy in enumerate(seat_players):
-    print(f"seat {seat} ({policy.name}): won {won[:, seat].mean():.1%} of {BATCH_GAMES} games, "
-          f"mean total {totals[:, seat].mean():.1f}, {engine.round_index.mean():.1f} rounds per game")
+    print(
+        f"seat {seat} ({policy.name}): won {won[:, seat].mean():.1%} of {BATCH_GAMES} games, "
+        f"mean total {totals[:, seat].mean():.1f}, {engine.round_index.mean():.1f} rounds per game"
+    )
 
 # %% [markdown]
 # ## 6. A tournament
@@ -287,8 +290,15 @@ left.legend()
 
 bins = np.arange(-10, 121, 4)
 for a, colour in zip(result.agents, ["tab:gray", "tab:orange", "tab:blue"]):
-    right.hist(np.clip(a.round_scores, bins[0], bins[-1]), bins=bins, density=True, histtype="step",
-               linewidth=2, color=colour, label=f"{a.name} (mean {a.mean_round_score:.1f})")
+    right.hist(
+        np.clip(a.round_scores, bins[0], bins[-1]),
+        bins=bins,
+        density=True,
+        histtype="step",
+        linewidth=2,
+        color=colour,
+        label=f"{a.name} (mean {a.mean_round_score:.1f})",
+    )
 right.set_xlabel("round score (doubling included, clipped to -10..120; lower is better)")
 right.set_ylabel("share of rounds")
 right.set_title("Round scores")
@@ -312,18 +322,23 @@ plt.show()
 #   final state;
 # * importing the starting state and replaying the recorded actions does too.
 
+
 # %%
 def play(engine, players, max_actions=None, rounds=None):
     """Play game 0 of a one-game engine until it ends, or for `max_actions`, or until `rounds`
     rounds are complete; return the actions taken."""
     taken = []
-    while (engine.phase[0] != OVER and (max_actions is None or len(taken) < max_actions)
-           and (rounds is None or engine.round_index[0] < rounds)):
+    while (
+        engine.phase[0] != OVER
+        and (max_actions is None or len(taken) < max_actions)
+        and (rounds is None or engine.round_index[0] < rounds)
+    ):
         seat = int(engine.current[0])
         action = int(players[seat](observe(engine, seat), engine.legal_mask())[0])
         engine.step(np.array([action]))
         taken.append(action)
     return taken
+
 
 two_rules = Rules(num_players=2)
 players = [agents.make("counting"), agents.make("threshold")]
@@ -343,21 +358,31 @@ print(f"the original game ended after {len(history)} actions with totals {final[
 continued = SkyjoEngine(two_rules, 1, auto_reset=False)
 continued.import_game(0, json.loads(halfway))
 play(continued, players)
-print("continued from the half-way export: totals", continued.export_game(0)["totals"],
-      "| same final state:", continued.export_game(0) == final)
+print(
+    "continued from the half-way export: totals",
+    continued.export_game(0)["totals"],
+    "| same final state:",
+    continued.export_game(0) == final,
+)
 
 replayed = SkyjoEngine(two_rules, 1, auto_reset=False)
 replayed.import_game(0, start)
 for action in history:
     replayed.step(np.array([action]))
-print("replayed the recorded actions from the start: totals", replayed.export_game(0)["totals"],
-      "| same final state:", replayed.export_game(0) == final)
+print(
+    "replayed the recorded actions from the start: totals",
+    replayed.export_game(0)["totals"],
+    "| same final state:",
+    replayed.export_game(0) == final,
+)
 assert continued.export_game(0) == final and replayed.export_game(0) == final
 
 # %%
 fig, axes = plt.subplots(1, 2, figsize=(14, 5))
-images = {"half-way (the exported state)": SkyjoEngine(two_rules, 1, auto_reset=False),
-          "end of the continued game": continued}
+images = {
+    "half-way (the exported state)": SkyjoEngine(two_rules, 1, auto_reset=False),
+    "end of the continued game": continued,
+}
 images["half-way (the exported state)"].import_game(0, json.loads(halfway))
 for ax, (title, eng) in zip(axes, images.items()):
     ax.imshow(render_rgb(eng, 0))

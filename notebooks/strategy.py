@@ -35,9 +35,8 @@ import os
 import matplotlib.pyplot as plt
 import numpy as np
 
-from skyjo_env import agents
+from skyjo_env import Rules, SkyjoEngine, agents
 from skyjo_env.agents import pretrained
-from skyjo_env import Rules, SkyjoEngine
 from skyjo_env.cards import COUNTS, DECK, VALUES
 from skyjo_env.engine import OVER
 from skyjo_env.observation import observe
@@ -66,12 +65,12 @@ print("shipped agents:", ", ".join(SHIPPED) or "none installed: the heuristics o
 # batch is done the engine still holds every final grid. We also copy the dealt cards before
 # the first action. `policies[s]` plays seat `s`.
 
+
 # %%
 def play_rounds(policies, rounds=ROUNDS, seed=0, **rule_options):
     """Play `rounds` single rounds at once; return what each one dealt, how it ended and how long it took."""
     P = len(policies)
-    engine = SkyjoEngine(Rules(num_players=P, episode="round", **rule_options), rounds, seed=seed,
-                         auto_reset=False)
+    engine = SkyjoEngine(Rules(num_players=P, episode="round", **rule_options), rounds, seed=seed, auto_reset=False)
     dealt = engine.values.astype(int)  # (rounds, P, 12), before anyone looks
     unique = list(dict.fromkeys(policies))  # each distinct policy is asked once per step
     while (engine.phase != OVER).any():
@@ -116,8 +115,10 @@ if "ppo-2p" in SHIPPED:
     self_play["ppo-2p"] = SHIPPED["ppo-2p"]
 two_player = {name: play_rounds([p, p]) for name, p in self_play.items()}  # self-play, 2 players
 for name, d in two_player.items():
-    print(f"{name:>9} self-play: mean round score {d['scores'].mean():5.1f}, "
-          f"{d['turns'].mean():4.1f} turns per player per round")
+    print(
+        f"{name:>9} self-play: mean round score {d['scores'].mean():5.1f}, "
+        f"{d['turns'].mean():4.1f} turns per player per round"
+    )
 
 # %% [markdown]
 # ## 1. The value of each card
@@ -156,10 +157,19 @@ for i, (name, d) in enumerate(two_player.items()):
     x = VALUES + (i - (len(two_player) - 1) / 2) * width
     left.bar(x, cost, yerr=cost_ci, capsize=2, width=width, label=f"{name} self-play")
     right.bar(x, gain, yerr=gain_ci, capsize=2, width=width, label=f"{name} self-play")
-    print(f"{name:>9}: a dealt 12 costs {cost[-1] - cost[0]:.1f} points more than a dealt -2 "
-          f"(14 if both stayed to the end) and {gain[0] - gain[-1]:.1f} points of % of round-win chance")
-left.plot(VALUES, VALUES - DECK_MEAN, color="gray", marker="_", markersize=12, linestyle="none",
-          label="if kept to the end: v - 5.07")
+    print(
+        f"{name:>9}: a dealt 12 costs {cost[-1] - cost[0]:.1f} points more than a dealt -2 "
+        f"(14 if both stayed to the end) and {gain[0] - gain[-1]:.1f} points of % of round-win chance"
+    )
+left.plot(
+    VALUES,
+    VALUES - DECK_MEAN,
+    color="gray",
+    marker="_",
+    markersize=12,
+    linestyle="none",
+    label="if kept to the end: v - 5.07",
+)
 left.set_xlabel("value of a dealt card")
 left.set_ylabel("round points vs an average dealt card")
 left.set_title(f"What one dealt card adds to the round score ({ROUNDS} rounds, 2 players)")
@@ -183,12 +193,18 @@ plt.show()
 # %%
 fig, ax = plt.subplots(figsize=(11, 4.5))
 width = 0.8 / (len(two_player) + 1)
-ax.bar(VALUES - width * len(two_player) / 2, 12 * share, width=width, color="lightgray", label="dealt (deck share x 12)")
+ax.bar(
+    VALUES - width * len(two_player) / 2, 12 * share, width=width, color="lightgray", label="dealt (deck share x 12)"
+)
 for i, (name, d) in enumerate(two_player.items(), start=1):
     left_over = by_value(d["final"], ~d["removed"]).reshape(-1, VALUES.size).mean(axis=0)
     columns = d["removed"].reshape(-1, 12).sum(axis=1).mean() / 3
-    ax.bar(VALUES + width * (i - len(two_player) / 2), left_over, width=width,
-           label=f"{name}: at the end ({columns:.2f} columns removed per grid)")
+    ax.bar(
+        VALUES + width * (i - len(two_player) / 2),
+        left_over,
+        width=width,
+        label=f"{name}: at the end ({columns:.2f} columns removed per grid)",
+    )
 ax.set_xticks(VALUES)
 ax.set_xlabel("card value")
 ax.set_ylabel("cards per grid")
@@ -211,11 +227,21 @@ variants = {
     "not at final reveal": {"column_rule_at_final_reveal": False},
     "no column rule": {"column_rule": False},
 }
-column_rounds = {v: {n: play_rounds([p, p], seed=1, **opts) for n, p in self_play.items() if n != "ppo-2p"}
-                 for v, opts in variants.items()}
-duels = {v: run_tournament([agents.make("counting"), agents.make("threshold")], players=2, games=GAMES,
-                           rules=Rules(**opts), seed=1, progress=False)
-         for v, opts in variants.items()}
+column_rounds = {
+    v: {n: play_rounds([p, p], seed=1, **opts) for n, p in self_play.items() if n != "ppo-2p"}
+    for v, opts in variants.items()
+}
+duels = {
+    v: run_tournament(
+        [agents.make("counting"), agents.make("threshold")],
+        players=2,
+        games=GAMES,
+        rules=Rules(**opts),
+        seed=1,
+        progress=False,
+    )
+    for v, opts in variants.items()
+}
 
 fig, axes = plt.subplots(2, 2, figsize=(12, 8))
 axes = axes.ravel()
@@ -229,10 +255,11 @@ for i, name in enumerate(names):
     axes[1].bar(offset, [r["turns"].mean() for r in runs], width=width, label=name)
     axes[2].bar(offset, [r["removed"].reshape(-1, 12).sum(axis=1).mean() / 3 for r in runs], width=width, label=name)
 counting_rates = [duels[v].agents[0] for v in variants]
-axes[3].bar(x, [a.win_rate for a in counting_rates], color="tab:blue",
-            yerr=win_errors(counting_rates), capsize=6)
-for ax, label in zip(axes, ["mean round score", "turns per player per round", "columns removed per grid",
-                            "counting's win rate vs threshold"]):
+axes[3].bar(x, [a.win_rate for a in counting_rates], color="tab:blue", yerr=win_errors(counting_rates), capsize=6)
+for ax, label in zip(
+    axes,
+    ["mean round score", "turns per player per round", "columns removed per grid", "counting's win rate vs threshold"],
+):
     ax.set_xticks(x, list(variants))
     ax.set_ylabel(label)
 for ax in axes[:3]:
@@ -246,8 +273,10 @@ plt.tight_layout()
 plt.show()
 for v in variants:
     d = duels[v]
-    print(f"{v:>22}: counting wins {d.agents[0].win_rate:.1%} of {d.games} games against threshold, "
-          f"{d.agents[0].mean_rounds:.2f} rounds per game")
+    print(
+        f"{v:>22}: counting wins {d.agents[0].win_rate:.1%} of {d.games} games against threshold, "
+        f"{d.agents[0].mean_rounds:.2f} rounds per game"
+    )
 
 # %% [markdown]
 # ## 3. The doubling rule
@@ -274,9 +303,11 @@ for ax, (name, d) in zip(axes[0], two_player.items()):
     ax.set_ylabel("rounds")
     ax.set_title(f"{name} self-play: ender doubled in {doubled.mean():.0%} of {len(doubled)} rounds")
     ax.legend()
-    print(f"{name:>9}: the ender wins {np.mean(margin < 0):.0%} of rounds outright; doubled in {doubled.mean():.1%}, "
-          f"costing {(d['scores'][rows, d['ender']] - own)[doubled].mean() if doubled.any() else 0:.1f} points "
-          f"when it happens; mean round score {d['scores'].mean():.2f} with doubling, {d['raw'].mean():.2f} without")
+    print(
+        f"{name:>9}: the ender wins {np.mean(margin < 0):.0%} of rounds outright; doubled in {doubled.mean():.1%}, "
+        f"costing {(d['scores'][rows, d['ender']] - own)[doubled].mean() if doubled.any() else 0:.1f} points "
+        f"when it happens; mean round score {d['scores'].mean():.2f} with doubling, {d['raw'].mean():.2f} without"
+    )
 plt.tight_layout()
 plt.show()
 
@@ -298,8 +329,13 @@ for P in counts:
     counting = agents.make("counting")
     d = play_rounds([counting] * P, seed=P)
     rows = np.arange(len(d["ender"]))
-    duel = run_tournament([agents.make("counting")] + [agents.make("threshold") for _ in range(P - 1)],
-                          players=P, games=GAMES, seed=P, progress=False)
+    duel = run_tournament(
+        [agents.make("counting")] + [agents.make("threshold") for _ in range(P - 1)],
+        players=P,
+        games=GAMES,
+        seed=P,
+        progress=False,
+    )
     per_count[P] = {
         "round score": d["scores"].mean(),
         "turns": d["turns"].mean(),
@@ -310,13 +346,20 @@ for P in counts:
         "games": duel.games,
     }
     if f"ppo-{P}p" in SHIPPED:  # a shipped agent for this count: one of it against threshold players
-        ppo = run_tournament([SHIPPED[f"ppo-{P}p"]] + [agents.make("threshold") for _ in range(P - 1)],
-                             players=P, games=GAMES, seed=P, progress=False)
+        ppo = run_tournament(
+            [SHIPPED[f"ppo-{P}p"]] + [agents.make("threshold") for _ in range(P - 1)],
+            players=P,
+            games=GAMES,
+            seed=P,
+            progress=False,
+        )
         per_count[P]["ppo win"] = ppo.agents[0]
-    print(f"P={P}: round score {per_count[P]['round score']:.1f}, {per_count[P]['turns']:.1f} turns, "
-          f"{per_count[P]['reshuffles']:.2f} reshuffles per round, "
-          f"ender doubled {per_count[P]['doubled']:.0%}, {per_count[P]['rounds per game']:.2f} rounds per game, "
-          f"counting wins {per_count[P]['win'].win_rate:.1%} vs 1/P = {1 / P:.1%}")
+    print(
+        f"P={P}: round score {per_count[P]['round score']:.1f}, {per_count[P]['turns']:.1f} turns, "
+        f"{per_count[P]['reshuffles']:.2f} reshuffles per round, "
+        f"ender doubled {per_count[P]['doubled']:.0%}, {per_count[P]['rounds per game']:.2f} rounds per game, "
+        f"counting wins {per_count[P]['win'].win_rate:.1%} vs 1/P = {1 / P:.1%}"
+    )
 
 # %%
 fig, axes = plt.subplots(2, 2, figsize=(12, 8))
@@ -326,7 +369,9 @@ a.set_ylabel("mean round score (counting self-play)")
 a.set_title(f"Round score ({ROUNDS} rounds per point)")
 b.plot(counts, [per_count[P]["turns"] for P in counts], marker="o", label="turns per player per round")
 b.plot(counts, [per_count[P]["rounds per game"] for P in counts], marker="s", label="rounds per game (vs threshold)")
-b.plot(counts, [per_count[P]["reshuffles"] for P in counts], marker="^", label="reshuffles of the discard pile per round")
+b.plot(
+    counts, [per_count[P]["reshuffles"] for P in counts], marker="^", label="reshuffles of the discard pile per round"
+)
 b.set_ylabel("count")
 b.set_title("How long rounds and games last")
 b.legend()
@@ -335,12 +380,24 @@ c.set_ylabel("rounds where the ender is doubled (%)")
 c.set_ylim(0, None)
 c.set_title("How often the round-ender is doubled (R17)")
 wins = [per_count[P]["win"] for P in counts]
-e.errorbar(counts, [w.win_rate for w in wins], capsize=4, marker="o", label="one counting vs threshold players",
-           yerr=win_errors(wins))
+e.errorbar(
+    counts,
+    [w.win_rate for w in wins],
+    capsize=4,
+    marker="o",
+    label="one counting vs threshold players",
+    yerr=win_errors(wins),
+)
 shipped_counts = [P for P in counts if "ppo win" in per_count[P]]
 if shipped_counts:
-    e.plot(shipped_counts, [per_count[P]["ppo win"].win_rate for P in shipped_counts], marker="D",
-           linestyle="none", color="tab:purple", label="one shipped PPO agent vs threshold players")
+    e.plot(
+        shipped_counts,
+        [per_count[P]["ppo win"].win_rate for P in shipped_counts],
+        marker="D",
+        linestyle="none",
+        color="tab:purple",
+        label="one shipped PPO agent vs threshold players",
+    )
 e.plot(counts, [1 / P for P in counts], color="black", linestyle=":", label="1 / players")
 e.set_ylim(0, 1)
 e.set_ylabel("win rate (95% interval)")

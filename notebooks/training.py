@@ -80,19 +80,62 @@ SMALL = BUDGET == "small"
 OUT = Path("runs/notebook-ppo")
 if SMALL:
     FINAL_GAMES = 8
-    config = TrainConfig(total_timesteps=2_048, num_envs=32, n_steps=32, batch_size=512, net_arch=[64, 64],
-                         eval_every=1_024, eval_games=4, snapshot_every=1_024, checkpoint_every=0,
-                         warm_start_samples=4_096, warm_start_epochs=1, final_games=FINAL_GAMES, out_dir=str(OUT))
+    config = TrainConfig(
+        total_timesteps=2_048,
+        num_envs=32,
+        n_steps=32,
+        batch_size=512,
+        net_arch=[64, 64],
+        eval_every=1_024,
+        eval_games=4,
+        snapshot_every=1_024,
+        checkpoint_every=0,
+        warm_start_samples=4_096,
+        warm_start_epochs=1,
+        final_games=FINAL_GAMES,
+        out_dir=str(OUT),
+    )
 else:
     FINAL_GAMES = 2_000
-    config = TrainConfig(total_timesteps=1_500_000, num_envs=128, n_steps=32, batch_size=1_024, net_arch=[128, 128],
-                         eval_every=100_000, eval_games=200, snapshot_every=100_000, checkpoint_every=0,
-                         warm_start_samples=300_000, warm_start_epochs=4, time_limit_minutes=10,  # on a slow machine, stop learning at 10 minutes
-                         final_games=FINAL_GAMES, out_dir=str(OUT))
+    config = TrainConfig(
+        total_timesteps=1_500_000,
+        num_envs=128,
+        n_steps=32,
+        batch_size=1_024,
+        net_arch=[128, 128],
+        eval_every=100_000,
+        eval_games=200,
+        snapshot_every=100_000,
+        checkpoint_every=0,
+        warm_start_samples=300_000,
+        warm_start_epochs=4,
+        time_limit_minutes=10,  # on a slow machine, stop learning at 10 minutes
+        final_games=FINAL_GAMES,
+        out_dir=str(OUT),
+    )
 print(f"budget {BUDGET!r}: {config.total_timesteps:,} learner steps, {FINAL_GAMES} games in the final tournament")
-print({k: v for k, v in config.to_dict().items() if k in (
-    "players", "total_timesteps", "num_envs", "n_steps", "batch_size", "net_arch", "opponents", "reward",
-    "advice", "warm_start", "warm_start_samples", "eval_every", "eval_games")})
+print(
+    {
+        k: v
+        for k, v in config.to_dict().items()
+        if k
+        in (
+            "players",
+            "total_timesteps",
+            "num_envs",
+            "n_steps",
+            "batch_size",
+            "net_arch",
+            "opponents",
+            "reward",
+            "advice",
+            "warm_start",
+            "warm_start_samples",
+            "eval_every",
+            "eval_games",
+        )
+    }
+)
 
 # %% [markdown]
 # ## 2. Train
@@ -135,7 +178,7 @@ for name in opponents:
     rate = np.array([evaluations[s][name]["win_rate"] for s in steps])
     low = np.array([evaluations[s][name]["win_ci_low"] for s in steps])
     high = np.array([evaluations[s][name]["win_ci_high"] for s in steps])
-    line, = left.plot(steps, rate, marker="o", label=f"vs {name}")
+    (line,) = left.plot(steps, rate, marker="o", label=f"vs {name}")
     left.fill_between(steps, low, high, color=line.get_color(), alpha=0.15)
     right.plot(steps, [evaluations[s][name]["mean_game_total"] for s in steps], marker="o", label=f"vs {name}")
 left.axhline(1 / config.players, color="black", linestyle=":", linewidth=1, label="1 / players")
@@ -164,6 +207,7 @@ print("final:", ", ".join(f"vs {n} {last[n]['win_rate']:.1%}" for n in opponents
 # four agents each one meets all three others, so a win rate mixes easy and hard opponents;
 # the next section takes them one at a time.
 
+
 # %%
 def plot_win_rates(result, colors, title, width=7):
     """Bar chart of a tournament's win rates with their 95% intervals as error bars."""
@@ -181,8 +225,11 @@ def plot_win_rates(result, colors, title, width=7):
 
 result = outcome.tournament
 display(Markdown(markdown_table(result)))
-plot_win_rates(result, ["tab:green", "tab:gray", "tab:orange", "tab:blue"],
-               f"Tournament: {result.games} games, {result.players} players")
+plot_win_rates(
+    result,
+    ["tab:green", "tab:gray", "tab:orange", "tab:blue"],
+    f"Tournament: {result.games} games, {result.players} players",
+)
 
 # %% [markdown]
 # ## 5. Using the trained agent
@@ -200,10 +247,19 @@ bins = np.arange(-10, 121, 4)
 for name, colour in [("threshold", "tab:orange"), ("counting", "tab:blue")]:
     duel = run_tournament([mine, agents.make(name)], players=2, games=FINAL_GAMES, seed=1, progress=False)
     me = duel.agents[0]
-    print(f"vs {name}: won {me.win_rate:.1%} [{me.win_ci[0]:.1%}, {me.win_ci[1]:.1%}] of {duel.games} games; "
-          f"mean round score {me.mean_round_score:.1f} vs {duel.agents[1].mean_round_score:.1f}")
-    ax.hist(np.clip(me.round_scores, bins[0], bins[-1]), bins=bins, density=True, histtype="step", linewidth=2,
-            color=colour, label=f"{mine.name} vs {name} (mean {me.mean_round_score:.1f})")
+    print(
+        f"vs {name}: won {me.win_rate:.1%} [{me.win_ci[0]:.1%}, {me.win_ci[1]:.1%}] of {duel.games} games; "
+        f"mean round score {me.mean_round_score:.1f} vs {duel.agents[1].mean_round_score:.1f}"
+    )
+    ax.hist(
+        np.clip(me.round_scores, bins[0], bins[-1]),
+        bins=bins,
+        density=True,
+        histtype="step",
+        linewidth=2,
+        color=colour,
+        label=f"{mine.name} vs {name} (mean {me.mean_round_score:.1f})",
+    )
 ax.set_xlabel("the agent's round score (lower is better)")
 ax.set_ylabel("share of rounds")
 ax.set_title("Round scores of the trained agent")
@@ -226,8 +282,14 @@ if shipped_name in pretrained.available():
     pool = [shipped, mine, agents.make("threshold"), agents.make("counting")]
     compared = run_tournament(pool, players=config.players, games=FINAL_GAMES, seed=2, progress=False)
     display(Markdown(markdown_table(compared)))
-    plot_win_rates(compared, ["tab:purple", "tab:green", "tab:orange", "tab:blue"],
-                   f"Shipped agent vs this notebook's agent: {compared.games} games", width=9)
+    plot_win_rates(
+        compared,
+        ["tab:purple", "tab:green", "tab:orange", "tab:blue"],
+        f"Shipped agent vs this notebook's agent: {compared.games} games",
+        width=9,
+    )
 else:
-    print(f"No shipped agent {shipped_name!r} in this installation (agents/weights/ has none yet): "
-          "skipping the comparison.")
+    print(
+        f"No shipped agent {shipped_name!r} in this installation (agents/weights/ has none yet): "
+        "skipping the comparison."
+    )

@@ -64,9 +64,7 @@ def parse_action(text: str) -> int:
     if len(words) == 2 and words[0] in ("replace", "flip") and words[1].isdigit():
         slot = int(words[1])
         return replace(slot) if words[0] == "replace" else flip(slot)
-    raise ValueError(
-        f"cannot parse action {text!r}; write 'draw', 'take', 'replace K' or 'flip K' (K in 0..11)"
-    )
+    raise ValueError(f"cannot parse action {text!r}; write 'draw', 'take', 'replace K' or 'flip K' (K in 0..11)")
 
 
 def names(mask: np.ndarray) -> list[str]:

@@ -53,7 +53,9 @@ def rules_from(options: dict[str, Any], env_options: Iterable[str], rules: Rules
 
 def check_max_steps(max_steps: Any) -> None:
     """``None`` or a positive integer."""
-    if max_steps is not None and (isinstance(max_steps, bool) or not isinstance(max_steps, (int, np.integer)) or max_steps < 1):
+    if max_steps is not None and (
+        isinstance(max_steps, bool) or not isinstance(max_steps, (int, np.integer)) or max_steps < 1
+    ):
         raise ValueError(f"max_steps={max_steps!r} is not allowed; use None or a positive integer")
 
 
@@ -71,7 +73,9 @@ def check_seed(seed: Any) -> None:
 
 def check_seat(seat: Any, num_players: int) -> None:
     """``None`` (a random seat) or a seat ``0..num_players - 1``."""
-    if seat is not None and (isinstance(seat, bool) or not isinstance(seat, (int, np.integer)) or not 0 <= seat < num_players):
+    if seat is not None and (
+        isinstance(seat, bool) or not isinstance(seat, (int, np.integer)) or not 0 <= seat < num_players
+    ):
         raise ValueError(f"seat={seat!r} is not allowed; use None (random) or a seat 0..{num_players - 1}")
 
 

@@ -43,15 +43,27 @@ from typing import Any
 
 import numpy as np
 
-from skyjo_env import random_streams
+from skyjo_env import random_streams, snapshot
 from skyjo_env.actions import DRAW, FLIP, NUM_ACTIONS, REPLACE, TAKE, action_name
+from skyjo_env.arrays import all_set, any_set, over_seats, row_item, row_items
+from skyjo_env.cards import (
+    ALL_SLOTS,
+    COLS,
+    COLUMN_MASK,
+    COUNTS,
+    DECK,
+    DECK_SIZE,
+    MIN_VALUE,
+    NUM_VALUES,
+    ROWS,
+    SETUP_FLIPS,
+    SLOT_FLAGS,
+    SLOTS,
+    check_deck,
+)
 from skyjo_env.checks import illegal_rows
-from skyjo_env.cards import check_deck
-from skyjo_env.cards import ALL_SLOTS, COLS, COLUMN_MASK, COUNTS, DECK, DECK_SIZE, MIN_VALUE, NUM_VALUES, ROWS, SETUP_FLIPS, SLOT_FLAGS, SLOTS
 from skyjo_env.phases import CHOOSE, DRAWN, OVER, PHASE_NAMES, SETUP, TAKEN
 from skyjo_env.rules import Rules
-from skyjo_env import snapshot
-from skyjo_env.arrays import all_set, any_set, over_seats, row_item, row_items
 from skyjo_env.sampling import unpack_bits
 
 if sys.byteorder != "little":  # _equal_columns reads a grid row of four int8 cards as one uint32
@@ -523,7 +535,6 @@ class SkyjoEngine:
     # ------------------------------------------------------------------ end of a round
     def _end_round(self, g: np.ndarray) -> None:
         """R14, R16..R20 for the games ``g`` whose round just ended; then deal or start anew."""
-        P = self.num_players
         rules = self.rules
         rows = np.arange(g.size)
         vals = self._take_rows("values", g)
@@ -663,7 +674,10 @@ class SkyjoEngine:
         self.values[g] = state.values
         self.face_up[g] = state.face_up
         self.removed[g] = state.removed
-        for pile, size, cards in ((self.draw_pile, self.draw_size, state.draw_pile), (self.discard_pile, self.discard_size, state.discard_pile)):
+        for pile, size, cards in (
+            (self.draw_pile, self.draw_size, state.draw_pile),
+            (self.discard_pile, self.discard_size, state.discard_pile),
+        ):
             pile[g] = 0
             pile[g, : cards.size] = cards
             size[g] = cards.size
@@ -707,7 +721,6 @@ class SkyjoEngine:
             bad = games[(games < 0) | (games >= self.batch_size)]
             raise ValueError(f"game index {int(bad[0])} is out of range; games are 0..{self.batch_size - 1}")
         return games
-
 
 
 def _read_only(result: StepResult) -> StepResult:

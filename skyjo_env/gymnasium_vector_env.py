@@ -47,6 +47,7 @@ from skyjo_env.learner_games import LearnerGames
 from skyjo_env.opponents import OpponentPolicy
 from skyjo_env.rules import Rules
 from skyjo_env.spaces import action_space, observation_space
+
 # Gymnasium 1.0 has no AutoresetMode (its vector wrappers then assume next-step resets).
 _AUTORESET = getattr(gymnasium.vector, "AutoresetMode", None)
 
@@ -89,10 +90,14 @@ class SkyjoVectorEnv(gymnasium.vector.VectorEnv):
         self.action_space = batch_space(self.single_action_space, self.num_envs)
         self._started = False
 
-    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict[str, Any]]:
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[np.ndarray, dict[str, Any]]:
         """Deal new games everywhere; opponents act up to each learner's first turn."""
         if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer))):
-            raise ValueError(f"seed={seed!r} is not allowed; use None or one integer (one engine deals all {self.num_envs} games)")
+            raise ValueError(
+                f"seed={seed!r} is not allowed; use None or one integer (one engine deals all {self.num_envs} games)"
+            )
         if options:
             raise ValueError(f"reset options {sorted(options)} are not supported; this environment takes none")
         if seed is None:

@@ -28,9 +28,9 @@ from skyjo_env import render
 from skyjo_env.actions import action_name
 from skyjo_env.checks import MAX_STEPS, check_actions, check_max_steps, check_seat
 from skyjo_env.engine import SkyjoEngine
-from skyjo_env.phases import OVER
 from skyjo_env.observation import observe
 from skyjo_env.opponents import OpponentPolicy, build, is_factory, per_seat, play_policies
+from skyjo_env.phases import OVER
 from skyjo_env.random_policy import RandomPolicy
 from skyjo_env.rewards import check_reward
 from skyjo_env.rewards import rewards as reward_of
@@ -94,7 +94,11 @@ class LearnerGames:
         self.rules = rules = self.engine.rules
         self.reward = reward
         check_seat(seat, rules.num_players)
-        if isinstance(reward_scale, bool) or not isinstance(reward_scale, (int, float)) or not np.isfinite(reward_scale):
+        if (
+            isinstance(reward_scale, bool)
+            or not isinstance(reward_scale, (int, float))
+            or not np.isfinite(reward_scale)
+        ):
             raise ValueError(f"reward_scale={reward_scale!r} is not allowed; use a finite number")
         check_max_steps(max_steps)
         self.num_games = N = self.engine.batch_size
@@ -113,7 +117,9 @@ class LearnerGames:
         self.set_opponents(opponents, weights)
         self._carry = np.zeros(N, dtype=np.float32)  # rewards of new games before their learner's turn
         self._bits: np.ndarray | None = None  # legal actions of the learners, cached per state
-        self._ended: list[tuple[np.ndarray, ...]] = []  # per restart in a step: games, observations, truncated, seats, totals, won, pool
+        self._ended: list[
+            tuple[np.ndarray, ...]
+        ] = []  # per restart in a step: games, observations, truncated, seats, totals, won, pool
 
     @property
     def seats(self) -> np.ndarray:
@@ -133,7 +139,9 @@ class LearnerGames:
         """The entry playing the opponent seats of each game."""
         return [self._entries[i] for i in self._game_opponent.tolist()]
 
-    def set_opponents(self, opponents: Opponents | Sequence[Opponents] | None, weights: Sequence[float] | None = None) -> None:
+    def set_opponents(
+        self, opponents: Opponents | Sequence[Opponents] | None, weights: Sequence[float] | None = None
+    ) -> None:
         """Draw the opponents of every game that starts from now on from ``opponents`` by ``weights``
         (entries as the argument of that name; ``None``: the seeded random default); games in
         progress keep theirs."""
@@ -141,9 +149,13 @@ class LearnerGames:
             if self._default is None:
                 self._default = self._random_opponent()
             opponents = self._default
-        entries = [opponents] if callable(opponents) else list(opponents) if isinstance(opponents, (list, tuple)) else []
+        entries = (
+            [opponents] if callable(opponents) else list(opponents) if isinstance(opponents, (list, tuple)) else []
+        )
         if not entries or not all(callable(e) or isinstance(e, (list, tuple)) for e in entries):
-            raise ValueError(f"opponents must be a policy or a non-empty list of policies (callables), got {opponents!r}")
+            raise ValueError(
+                f"opponents must be a policy or a non-empty list of policies (callables), got {opponents!r}"
+            )
         w = np.ones(len(entries)) if weights is None else np.asarray(weights, dtype=np.float64)
         if w.shape != (len(entries),) or not np.all(np.isfinite(w)) or np.any(w < 0) or w.sum() <= 0:
             raise ValueError(
@@ -309,7 +321,9 @@ class LearnerGames:
         return check_actions(
             actions,
             bits,
-            malformed=lambda a: f"actions must be {self.num_games} integer action ids, got {a.dtype} of shape {a.shape}",
+            malformed=lambda a: (
+                f"actions must be {self.num_games} integer action ids, got {a.dtype} of shape {a.shape}"
+            ),
             illegal=lambda g, a: (
                 f"illegal action {a} for the learner in game {g} (seat {int(self._seats[g])}); legal actions: "
                 f"{[action_name(x) for x in np.flatnonzero(unpack_bits(bits[g : g + 1])[0])]}. "

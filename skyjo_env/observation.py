@@ -30,7 +30,7 @@ slice                  size        meaning                                      
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 
@@ -70,7 +70,9 @@ def num_players(obs_size: int) -> int:
     for players in range(2, 9):
         if size(players) == obs_size:
             return players
-    raise ValueError(f"an observation of {obs_size} entries fits no player count; {[size(p) for p in range(2, 9)]} fit 2..8")
+    raise ValueError(
+        f"an observation of {obs_size} entries fits no player count; {[size(p) for p in range(2, 9)]} fit 2..8"
+    )
 
 
 def layout(num_players: int) -> dict[str, slice]:
@@ -78,7 +80,7 @@ def layout(num_players: int) -> dict[str, slice]:
     return dict(_layout(num_players))
 
 
-@lru_cache(maxsize=None)
+@cache
 def _layout(num_players: int) -> tuple[tuple[str, slice], ...]:
     parts = [(f"grid_{r}", GRID_FEATURES) for r in range(num_players)]
     parts += [
@@ -100,7 +102,7 @@ def _layout(num_players: int) -> tuple[tuple[str, slice], ...]:
     return tuple(out)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _scale(num_players: int, end_score: int) -> np.ndarray:
     """Per entry, the factor that turns the integer feature into the observed float."""
     L = layout(num_players)
@@ -239,13 +241,13 @@ def _totals_floor(engine: SkyjoEngine) -> int:
     return -min(engine.rules.end_score, 2**15)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _flags(bits: int) -> tuple[int, ...]:
     """The 12 slot flags of a bit set, as ints."""
     return tuple(bits >> k & 1 for k in range(SLOTS))
 
 
-@lru_cache(maxsize=None)
+@cache
 def _rotations(num_players: int) -> np.ndarray:
     """Row o: the absolute seats of relative seats 0..P-1 seen from observer o."""
     seats = np.arange(num_players)

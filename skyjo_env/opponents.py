@@ -66,7 +66,9 @@ def build(obj: Any, rules: Rules | None, seed: int | None = None) -> OpponentPol
     options = {"seed": seed} if rules is None else {"rules": rules, "seed": seed}
     policy = call_with_accepted(obj, **options) if is_factory(obj) else obj
     if not callable(policy) or inspect.isclass(policy):
-        raise ValueError(f"{policy_name(obj)!r} made {policy!r}, which is not a policy (observations, action_masks) -> actions")
+        raise ValueError(
+            f"{policy_name(obj)!r} made {policy!r}, which is not a policy (observations, action_masks) -> actions"
+        )
     return policy
 
 
@@ -104,7 +106,9 @@ def act(
     return check_actions(
         policy(observations, masks),
         masks,
-        malformed=lambda a: f"{role} {name!r} returned {a.dtype} actions of shape {a.shape}; it must return {n} integer action ids",
+        malformed=lambda a: (
+            f"{role} {name!r} returned {a.dtype} actions of shape {a.shape}; it must return {n} integer action ids"
+        ),
         illegal=lambda i, a: (
             f"{role} {name!r} chose illegal action {a} (row {i} of {n}, game {int(games[i])}); "
             f"legal actions there: {[action_name(x) for x in np.flatnonzero(masks[i])]}"
@@ -113,7 +117,11 @@ def act(
 
 
 def play_policies(
-    engine: SkyjoEngine, games: np.ndarray, policies: Sequence[OpponentPolicy], chosen: np.ndarray, role: str = "opponent policy"
+    engine: SkyjoEngine,
+    games: np.ndarray,
+    policies: Sequence[OpponentPolicy],
+    chosen: np.ndarray,
+    role: str = "opponent policy",
 ) -> StepResult:
     """One action in each of ``games``, made by ``policies[chosen[i]]`` for game ``games[i]``: every
     policy is called once, on all its games together, and the engine steps them all at once.

@@ -1,4 +1,3 @@
-# noqa: D212, D415
 """
 # Skyjo
 
@@ -92,10 +91,18 @@ from pettingzoo.utils import wrappers
 
 from skyjo_env import render
 from skyjo_env.actions import NUM_ACTIONS
-from skyjo_env.checks import MAX_STEPS, action_id, check_max_steps, check_render_mode, check_seed, checked_action, rules_from
+from skyjo_env.checks import (
+    MAX_STEPS,
+    action_id,
+    check_max_steps,
+    check_render_mode,
+    check_seed,
+    checked_action,
+    rules_from,
+)
 from skyjo_env.engine import SkyjoEngine
-from skyjo_env.phases import PHASE_NAMES
 from skyjo_env.observation import observe
+from skyjo_env.phases import PHASE_NAMES
 from skyjo_env.rewards import check_reward
 from skyjo_env.rewards import rewards as reward_of
 from skyjo_env.rules import Rules
@@ -140,7 +147,9 @@ class raw_env(AECEnv, EzPickle):
         rules: Rules | None = None,
         **rule_options: Any,
     ) -> None:
-        EzPickle.__init__(self, reward=reward, seed=seed, max_steps=max_steps, render_mode=render_mode, rules=rules, **rule_options)
+        EzPickle.__init__(
+            self, reward=reward, seed=seed, max_steps=max_steps, render_mode=render_mode, rules=rules, **rule_options
+        )
         super().__init__()
         rules = rules_from(rule_options, ENV_OPTIONS, rules)
         check_render_mode(render_mode, self.metadata["render_modes"])
@@ -157,7 +166,9 @@ class raw_env(AECEnv, EzPickle):
         self.agents = []
         self.action_spaces = {a: action_space() for a in self.possible_agents}
         self.observation_spaces = {
-            a: gymnasium.spaces.Dict({"observation": observation_space(rules.num_players, rules.end_score), "action_mask": mask_space()})
+            a: gymnasium.spaces.Dict(
+                {"observation": observation_space(rules.num_players, rules.end_score), "action_mask": mask_space()}
+            )
             for a in self.possible_agents
         }
         self._seat = {a: i for i, a in enumerate(self.possible_agents)}

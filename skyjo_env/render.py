@@ -116,7 +116,9 @@ def round_end(state: dict[str, Any], action: int) -> RoundEnd:
         raise ValueError(f"action {action} does not end the round in this state")
     table = public_table(engine, 0, None)
     ender = table.ender if table.ender is not None else table.current
-    kept = sum(card for card, gone in zip(table.cards[ender], table.removed[ender]) if not gone and card is not None)  # R16
+    kept = sum(
+        card for card, gone in zip(table.cards[ender], table.removed[ender]) if not gone and card is not None
+    )  # R16
     score = table.round_scores[ender]
     return RoundEnd(
         round=table.round_index,
@@ -139,7 +141,11 @@ def render_text(engine: SkyjoEngine, game: int = 0, viewer: int | None = None) -
     lines.append(f"draw pile: {t.draw_size} cards   discard: {top}   in hand: {held}")
     lines.append("")
     blocks = [
-        [_seat_title(t, p), f"total {t.totals[p]}, last round {t.round_scores[p]}", *_grid_rows(t.cards[p], t.removed[p])]
+        [
+            _seat_title(t, p),
+            f"total {t.totals[p]}, last round {t.round_scores[p]}",
+            *_grid_rows(t.cards[p], t.removed[p]),
+        ]
         for p in range(t.num_players)
     ]
     lines += _side_by_side(blocks)
@@ -151,7 +157,11 @@ def render_round_end(r: RoundEnd, viewer: int | None = None) -> str:
     blocks = []
     for p, cards in enumerate(r.cards):
         name = f"player_{p}" + (" (you)" if p == viewer else "") + (" (ended)" if p == r.ender else "")
-        score = f"{r.doubled_from} doubled to {r.scores[p]}" if p == r.ender and r.doubled_from is not None else str(r.scores[p])
+        score = (
+            f"{r.doubled_from} doubled to {r.scores[p]}"
+            if p == r.ender and r.doubled_from is not None
+            else str(r.scores[p])
+        )
         blocks.append([name, f"round score {score}", *_grid_rows(cards, r.removed[p])])
     lines = [f"Round {r.round} is over: every card is turned up (R16)", ""]
     lines += _side_by_side(blocks)
@@ -182,7 +192,9 @@ def _side_by_side(blocks: list[list[str]], per_row: int = 4) -> list[str]:
         group = blocks[first : first + per_row]
         widths = [max(len(line) for line in block) + 3 for block in group]
         for i in range(max(len(block) for block in group)):
-            lines.append("".join((block[i] if i < len(block) else "").ljust(w) for block, w in zip(group, widths)).rstrip())
+            lines.append(
+                "".join((block[i] if i < len(block) else "").ljust(w) for block, w in zip(group, widths)).rstrip()
+            )
         lines.append("")
     return lines
 

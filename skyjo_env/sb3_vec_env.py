@@ -168,7 +168,9 @@ class SkyjoSB3VecEnv(VecEnv):
     def env_method(self, method_name: str, *method_args, indices: VecEnvIndices = None, **method_kwargs) -> list[Any]:
         """Per-game methods: only ``action_masks`` (one mask per game, as sb3-contrib asks for them)."""
         if method_name != "action_masks" or method_args or method_kwargs:
-            raise AttributeError(f"SkyjoSB3VecEnv has no per-game method {method_name!r}; the only one is 'action_masks()'")
+            raise AttributeError(
+                f"SkyjoSB3VecEnv has no per-game method {method_name!r}; the only one is 'action_masks()'"
+            )
         return list(self.action_masks()[self._indices(indices)])
 
     def env_is_wrapped(self, wrapper_class: type[gymnasium.Wrapper], indices: VecEnvIndices = None) -> list[bool]:

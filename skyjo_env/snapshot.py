@@ -41,10 +41,29 @@ from skyjo_env.rules import Rules
 
 FORMAT = "skyjo-env/game"
 VERSION = 1
-KEYS = (
-    "format version rules key shuffles values face_up removed draw_pile discard_pile held phase "
-    "current starter ender final_turns round_index round_scores totals steps decks"
-).split()
+KEYS = [
+    "format",
+    "version",
+    "rules",
+    "key",
+    "shuffles",
+    "values",
+    "face_up",
+    "removed",
+    "draw_pile",
+    "discard_pile",
+    "held",
+    "phase",
+    "current",
+    "starter",
+    "ender",
+    "final_turns",
+    "round_index",
+    "round_scores",
+    "totals",
+    "steps",
+    "decks",
+]
 _BITS = np.arange(SLOTS)
 
 
@@ -104,7 +123,9 @@ def unseen_counts(state: GameState) -> np.ndarray:
     """``(15,)`` int16 public count of each value not seen yet: the draw pile, the face-down cards,
     and a drawn card still in hand (seen by its drawer only, R10)."""
     hidden = ~_flags(state.face_up) & ~_flags(state.removed)
-    unseen = np.bincount(np.concatenate([state.draw_pile, state.values[hidden]]).astype(np.int64) - MIN_VALUE, minlength=NUM_VALUES)
+    unseen = np.bincount(
+        np.concatenate([state.draw_pile, state.values[hidden]]).astype(np.int64) - MIN_VALUE, minlength=NUM_VALUES
+    )
     if state.phase == DRAWN:
         unseen[state.held - MIN_VALUE] += 1
     return unseen.astype(np.int16)
@@ -119,7 +140,9 @@ def decode(data: Any, rules: Rules) -> GameState:
     if missing:
         raise ValueError(f"game state is missing key(s) {missing}")
     if data["format"] != FORMAT or data["version"] != VERSION:
-        raise ValueError(f"unsupported game state format {data['format']!r} v{data['version']!r}; expected {FORMAT!r} v{VERSION}")
+        raise ValueError(
+            f"unsupported game state format {data['format']!r} v{data['version']!r}; expected {FORMAT!r} v{VERSION}"
+        )
     if Rules.from_dict(data["rules"]) != rules:
         raise ValueError(f"game state was played under {data['rules']}, but this engine uses {rules.to_dict()}")
     P = rules.num_players
@@ -140,7 +163,9 @@ def decode(data: Any, rules: Rules) -> GameState:
     cards = np.concatenate([values[~removed], draw, discard, [held] if holding else []]).astype(np.int64)
     counts = np.bincount(cards - MIN_VALUE, minlength=NUM_VALUES)
     if cards.size != DECK_SIZE or not np.array_equal(counts, COUNTS):
-        raise ValueError(f"game state's cards are not the 150-card deck (R1): found {cards.size} cards, counts {counts.tolist()}")
+        raise ValueError(
+            f"game state's cards are not the 150-card deck (R1): found {cards.size} cards, counts {counts.tolist()}"
+        )
     if phase not in (OVER, TAKEN) and discard.size == 0:
         raise ValueError("game state has an empty discard pile during play (only taking its last card empties it)")
     if not isinstance(data["decks"], list):

@@ -80,10 +80,14 @@ def check_invariants(engine: SkyjoEngine) -> None:
     in_draw = position < draw_size[:, None]
     cards = np.concatenate([values.reshape(B, -1), e.draw_pile, e.discard_pile, e.held[:, None]], axis=1)
     index = (rows * 15 + 2)[:, None] + cards
-    on_table = np.concatenate([~SLOT_FLAGS[removed].reshape(B, -1), in_draw, position < discard_size[:, None], holding[:, None]], axis=1)
+    on_table = np.concatenate(
+        [~SLOT_FLAGS[removed].reshape(B, -1), in_draw, position < discard_size[:, None], holding[:, None]], axis=1
+    )
     counts = np.bincount(index[on_table], minlength=B * 15).reshape(B, 15)
     _require((counts == R1_COUNTS).all(axis=1), "cards are not the 150-card deck (R1)")
-    not_seen = np.concatenate([SLOT_FLAGS[hidden].reshape(B, -1), in_draw, np.zeros_like(in_draw), (phase == DRAWN)[:, None]], axis=1)
+    not_seen = np.concatenate(
+        [SLOT_FLAGS[hidden].reshape(B, -1), in_draw, np.zeros_like(in_draw), (phase == DRAWN)[:, None]], axis=1
+    )
     unseen = np.bincount(index[not_seen], minlength=B * 15).reshape(B, 15)
     _require((e.unseen == unseen).all(axis=1), "public unseen counts differ from draw pile + face-down cards")
 
@@ -104,10 +108,15 @@ def check_invariants(engine: SkyjoEngine) -> None:
     _require(ender < P, "ender out of range")
     _require(~playing | ~no_hidden[rows, current], "player to act has no face-down card (R15)")
     _require(~(playing & ended) | no_hidden[rows, ender % P], "round-ender has a face-down card (R15)")
-    _require(~(playing & ~ended) | ~no_hidden.any(axis=1), "a player without face-down cards did not end the round (R15)")
+    _require(
+        ~(playing & ~ended) | ~no_hidden.any(axis=1), "a player without face-down cards did not end the round (R15)"
+    )
     in_range = np.where(ended, (final_turns >= 1) & (final_turns <= P - 1), final_turns == 0)
     _require(~playing | in_range, "final turns out of range (R15)")
-    _require(~(playing & ended) | (current == (ender + P - final_turns) % P), "final turns not clockwise after the ender (R15)")
+    _require(
+        ~(playing & ended) | (current == (ender + P - final_turns) % P),
+        "final turns not clockwise after the ender (R15)",
+    )
 
     # Totals (R16..R19): plausible, and a game that goes on has not reached its end.
     totals = e.totals.astype(np.int64)
@@ -115,7 +124,9 @@ def check_invariants(engine: SkyjoEngine) -> None:
     _require(((totals >= -24 * rounds) & (totals <= 288 * rounds)).all(axis=1), "implausible game totals")
     reached = (totals >= rules.end_score).any(axis=1) if rules.episode == "game" else rounds[:, 0] >= 1
     _require((phase == OVER) | ~reached, "game goes on after its end (R19)")
-    finished = (e.face_up == ALL_SLOTS).all(axis=1) & ((totals >= rules.end_score).any(axis=1) | (rules.episode == "round"))
+    finished = (e.face_up == ALL_SLOTS).all(axis=1) & (
+        (totals >= rules.end_score).any(axis=1) | (rules.episode == "round")
+    )
     _require((phase != OVER) | finished, "finished game not ended by R19 or not turned up (R16)")
 
     # Legal actions (R5, R8..R10, R12) as bit sets, derived from the state.
@@ -132,7 +143,9 @@ def check_invariants(engine: SkyjoEngine) -> None:
     _require((phase == OVER) | (expected != 0), "game in progress without a legal action")
 
 
-def check_step_result(engine: SkyjoEngine, totals_before: np.ndarray, result: StepResult, reward: str = "result") -> None:
+def check_step_result(
+    engine: SkyjoEngine, totals_before: np.ndarray, result: StepResult, reward: str = "result"
+) -> None:
     """Assert what a step reports is consistent (R18..R20), and the rewards of mode ``reward``
     (:mod:`skyjo_env.rewards`) that follow from it, for the games it stepped.
 
@@ -156,7 +169,9 @@ def check_step_result(engine: SkyjoEngine, totals_before: np.ndarray, result: St
     else:
         _require(game_over == (round_over & (totals >= rules.end_score).any(axis=1)), "game end differs from R19")
     lowest = totals == totals.min(axis=1, keepdims=True)
-    _require(np.where(game_over[:, None], result.winners == lowest, ~result.winners).all(axis=1), "winners differ from R20")
+    _require(
+        np.where(game_over[:, None], result.winners == lowest, ~result.winners).all(axis=1), "winners differ from R20"
+    )
     rewards = paid(reward, result).astype(np.float64)
     if reward == "result":
         winners = lowest.sum(axis=1, keepdims=True)
@@ -165,6 +180,7 @@ def check_step_result(engine: SkyjoEngine, totals_before: np.ndarray, result: St
     elif reward == "score":
         expected = np.where(round_over[:, None], (scores.sum(axis=1, keepdims=True) - scores) / (P - 1) - scores, 0.0)
     elif reward == "lead":
+
         def lead(t: np.ndarray) -> np.ndarray:  # lowest opponent total minus one's own
             return np.array([[np.delete(row, p).min() - row[p] for p in range(P)] for row in t], dtype=np.float64)
 

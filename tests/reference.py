@@ -44,7 +44,9 @@ class ReferenceGame:
         shuffle: given the cards to reshuffle (R12), returns them as the new draw pile, bottom first.
     """
 
-    def __init__(self, rules: Rules, decks: list[list[int]], reward: str, shuffle: Callable[[list[int]], list[int]]) -> None:
+    def __init__(
+        self, rules: Rules, decks: list[list[int]], reward: str, shuffle: Callable[[list[int]], list[int]]
+    ) -> None:
         self.rules = rules
         self.players = rules.num_players
         self.decks = decks

@@ -7,11 +7,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from skyjo_env import agents
+from skyjo_env import Rules, SkyjoEngine, agents
+from skyjo_env.actions import NUM_ACTIONS
 from skyjo_env.agents.advice import ADVICE_SIZE, CAP, advice, with_advice
 from skyjo_env.agents.mlp_policy import MLPPolicy
-from skyjo_env import Rules, SkyjoEngine
-from skyjo_env.actions import NUM_ACTIONS
 from skyjo_env.observation import observe, size
 from skyjo_env.sampling import sample_bits, unpack_bits
 

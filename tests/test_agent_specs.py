@@ -11,12 +11,14 @@ import numpy as np
 import pytest
 
 from skyjo_env import Rules, agents
+from skyjo_env.actions import NUM_ACTIONS, REPLACE
 from skyjo_env.agents import specs
 from skyjo_env.agents.mlp_policy import MLPPolicy
-from skyjo_env.actions import NUM_ACTIONS, REPLACE
 from skyjo_env.observation import size
 from skyjo_env.train.cli import main
 from skyjo_env.train.tournament import run_tournament
+
+from test_heuristics import H, make_obs  # the heuristics tests' hand-made observations
 
 BOT = '''
 import numpy as np
@@ -54,7 +56,10 @@ def bot_file(tmp_path: Path) -> Path:
 
 def tiny_network(players: int, metadata: dict | None = None) -> MLPPolicy:
     rng = np.random.default_rng(0)
-    weights = [(rng.normal(size=(size(players), 8)), np.zeros(8)), (rng.normal(size=(8, NUM_ACTIONS)), np.zeros(NUM_ACTIONS))]
+    weights = [
+        (rng.normal(size=(size(players), 8)), np.zeros(8)),
+        (rng.normal(size=(8, NUM_ACTIONS)), np.zeros(NUM_ACTIONS)),
+    ]
     return MLPPolicy(weights, "tanh", "tiny", metadata={"players": players, **(metadata or {})})
 
 
@@ -106,12 +111,16 @@ def test_an_entry_point_plugin_is_discovered(tmp_path: Path, bot_file: Path, mon
     info = tmp_path / "someones_bot-1.0.dist-info"
     info.mkdir()
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: someones-bot\nVersion: 1.0\n")
-    (info / "entry_points.txt").write_text("[skyjo_env.agents]\nsomeones-bot = mybot:Ruled\nbroken-bot = mybot:no_such\n")
+    (info / "entry_points.txt").write_text(
+        "[skyjo_env.agents]\nsomeones-bot = mybot:Ruled\nbroken-bot = mybot:no_such\n"
+    )
     monkeypatch.syspath_prepend(str(tmp_path))
     assert "someones-bot" in agents.names()
     bot = agents.make("someones-bot", rules=Rules(num_players=3))
     assert bot.rules == Rules(num_players=3)
-    with pytest.raises(ValueError, match=r"agent 'broken-bot': the entry point 'mybot:no_such' of someones-bot does not load"):
+    with pytest.raises(
+        ValueError, match=r"agent 'broken-bot': the entry point 'mybot:no_such' of someones-bot does not load"
+    ):
         agents.make("broken-bot")
     sys.modules.pop("mybot", None)
 
@@ -158,15 +167,16 @@ def test_the_cli_takes_every_spec_form_and_names_bad_ones_in_one_line(bot_file: 
                  "--games", "3", "--no-progress", "--out", str(out)]) == 0  # fmt: skip
     table = capsys.readouterr().out
     assert "mine" in table and "ruled" in table
-    assert main(["tournament", "--agents", f"{bot_file}:broken_factory", "counting", "--games", "3", "--out", str(out)]) == 2
+    assert (
+        main(["tournament", "--agents", f"{bot_file}:broken_factory", "counting", "--games", "3", "--out", str(out)])
+        == 2
+    )
     err = capsys.readouterr().err
     assert err.startswith("skyjo tournament: agent spec") and "no luck" in err and err.count("\n") == 1
 
 
 # ---------------------------------------------------------------------------- rule-aware counting
 def test_counting_completes_a_column_only_when_the_column_rule_is_on():
-    from test_heuristics import H, make_obs  # noqa: PLC0415 (the hand-made observations of the heuristics tests)
-
     own = [5, H, H, H, 5, H, H, H, H, H, H, H]  # a face-up pair of 5s in column 0 (slots 0 and 4)
     obs = make_obs([own, [H] * 12], discard=5, phase="taken", held=5)
     on = agents.make("counting").costs(obs)[0, REPLACE + 8]  # the third 5 removes the column (R13)

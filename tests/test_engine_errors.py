@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from scenarios import OVER, SETUP, act, build_deck, new_engine
 
+from skyjo_env import Rules, SkyjoEngine
+from skyjo_env.actions import DRAW, FLIP, TAKE
 from skyjo_env.gymnasium_vector_env import SkyjoVectorEnv
 from skyjo_env.pettingzoo_env import raw_env
 from skyjo_env.rewards import check_reward
-from skyjo_env import Rules, SkyjoEngine
-from skyjo_env.actions import DRAW, FLIP, TAKE
 from skyjo_env.sampling import sample_bits
 from skyjo_env.snapshot import KEYS as SNAPSHOT_KEYS
+
+from scenarios import OVER, SETUP, act, build_deck, new_engine
 
 
 def snapshot(engine: SkyjoEngine) -> list[dict]:
@@ -151,7 +152,10 @@ def test_engine_constructor_validates_its_arguments(kwargs: dict, words: list[st
         assert word in str(info.value)
 
 
-@pytest.mark.parametrize("make", [lambda: check_reward("points"), lambda: raw_env(reward="points"), lambda: SkyjoVectorEnv(2, reward="points")])
+@pytest.mark.parametrize(
+    "make",
+    [lambda: check_reward("points"), lambda: raw_env(reward="points"), lambda: SkyjoVectorEnv(2, reward="points")],
+)
 def test_a_reward_mode_is_checked_where_rewards_are_computed(make) -> None:
     """The engine reports scores; the views choose a reward mode (skyjo_env.rewards) and check it."""
     with pytest.raises(ValueError) as caught:
@@ -251,7 +255,10 @@ def test_import_rejects_unknown_rule_options() -> None:
         (lambda s: s.update(values=s["values"][:2]), ["values", "shape"]),
         (lambda s: s["values"][1].__setitem__(3, 13), ["values", "-2..12"]),
         (lambda s: s.update(face_up=[[int(x) for x in row] for row in s["face_up"]]), ["face_up", "booleans"]),
-        (lambda s: s["removed"][0].__setitem__(0, True) or s["face_up"][0].__setitem__(0, False), ["removed", "face up"]),
+        (
+            lambda s: s["removed"][0].__setitem__(0, True) or s["face_up"][0].__setitem__(0, False),
+            ["removed", "face up"],
+        ),
         (lambda s: s.update(decks="none"), ["decks"]),
         (lambda s: s.update(decks=[[0] * 150]), ["decks[0]", "150-card deck"]),
     ],

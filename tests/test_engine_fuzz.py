@@ -12,11 +12,12 @@ import itertools
 
 import numpy as np
 import pytest
-from invariants import check_invariants, check_step_result
 
 from skyjo_env import Rules, SkyjoEngine
 from skyjo_env.rules import EPISODES, NEXT_STARTERS
 from skyjo_env.sampling import sample_bits
+
+from invariants import check_invariants, check_step_result
 
 BATCH = 64
 OPTIONS = list(itertools.product([True, False], [True, False], NEXT_STARTERS, EPISODES))

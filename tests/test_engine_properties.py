@@ -12,12 +12,13 @@ import json
 import numpy as np
 from hypothesis import Phase, given, settings
 from hypothesis import strategies as st
-from invariants import DRAWN, OVER, TAKEN, check_invariants, check_step_result
-from scenarios import build_deck, new_engine, stall_turn
 
 from skyjo_env import Rules, SkyjoEngine, StepResult
 from skyjo_env.rules import EPISODES, NEXT_STARTERS
 from skyjo_env.sampling import sample_bits
+
+from invariants import DRAWN, OVER, TAKEN, check_invariants, check_step_result
+from scenarios import build_deck, new_engine, stall_turn
 
 GAMES = settings(max_examples=25, deadline=None, phases=(Phase.explicit, Phase.reuse, Phase.generate))
 RULES = st.builds(
@@ -29,10 +30,28 @@ RULES = st.builds(
     episode=st.sampled_from(EPISODES),
 )
 SEEDS = st.integers(0, 2**32 - 1)
-STATE_ARRAYS = (
-    "values face_up removed draw_pile draw_size discard_pile discard_size held phase current ender "
-    "final_turns starter round_index round_scores totals unseen steps keys shuffles"
-).split()
+STATE_ARRAYS = [
+    "values",
+    "face_up",
+    "removed",
+    "draw_pile",
+    "draw_size",
+    "discard_pile",
+    "discard_size",
+    "held",
+    "phase",
+    "current",
+    "ender",
+    "final_turns",
+    "starter",
+    "round_index",
+    "round_scores",
+    "totals",
+    "unseen",
+    "steps",
+    "keys",
+    "shuffles",
+]
 
 #: Everything a step reports (rewards follow from it: skyjo_env.rewards).
 REPORTED = [f.name for f in dataclasses.fields(StepResult)]

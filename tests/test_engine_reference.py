@@ -19,15 +19,16 @@ from collections.abc import Callable
 
 import numpy as np
 import pytest
-from reference import DRAW, FLIP, REPLACE, Outcome, ReferenceGame
-from invariants import SLOT_FLAGS
-from scenarios import build_deck
 
 from skyjo_env import Rules, SkyjoEngine, StepResult
 from skyjo_env.actions import NUM_ACTIONS
 from skyjo_env.rewards import rewards as paid
 from skyjo_env.rules import EPISODES, NEXT_STARTERS
 from skyjo_env.sampling import pack_mask, sample_bits
+
+from invariants import SLOT_FLAGS
+from reference import DRAW, FLIP, REPLACE, Outcome, ReferenceGame
+from scenarios import build_deck
 
 PHASES = ("setup", "choose", "drawn", "taken", "over")
 DECK = np.array(build_deck([], discard=0))
@@ -76,7 +77,10 @@ def engine_order(engine: SkyjoEngine, game: int) -> Callable[[list[int]], list[i
 def compare_outcome(result: StepResult, row: int, outcome: Outcome, reward: str) -> None:
     """The engine's report for one game (and the rewards of mode ``reward`` that follow from it) equals the reference's."""
     rewards = paid(reward, result)[row].tolist()
-    assert all(abs(a - b) <= 1e-5 * max(1.0, abs(b)) for a, b in zip(rewards, outcome.rewards)), (rewards, outcome)  # float32
+    assert all(abs(a - b) <= 1e-5 * max(1.0, abs(b)) for a, b in zip(rewards, outcome.rewards)), (
+        rewards,
+        outcome,
+    )  # float32
     assert bool(result.round_over[row]) == outcome.round_over
     assert bool(result.game_over[row]) == outcome.game_over
     assert result.round_scores[row].tolist() == outcome.round_scores
@@ -139,7 +143,9 @@ def cross_check(rules: Rules, seed: int, reward: str, keep: float = 0.0) -> list
 
 
 @pytest.mark.parametrize(("players", "column_rule", "at_final_reveal", "next_starter", "episode"), CASES)
-def test_engine_matches_reference(players: int, column_rule: bool, at_final_reveal: bool, next_starter: str, episode: str) -> None:
+def test_engine_matches_reference(
+    players: int, column_rule: bool, at_final_reveal: bool, next_starter: str, episode: str
+) -> None:
     """R1..R20: random legal games, every step identical in the engine and the reference."""
     case = CASES.index((players, column_rule, at_final_reveal, next_starter, episode))
     rules = Rules(

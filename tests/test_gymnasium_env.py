@@ -11,10 +11,11 @@ from gymnasium.utils.env_checker import check_env
 from stable_baselines3.common.env_checker import check_env as sb3_check_env
 
 import skyjo_env
-from skyjo_env.random_policy import RandomPolicy
 from skyjo_env import Rules
 from skyjo_env.gymnasium_env import SkyjoEnv
 from skyjo_env.observation import layout, observe
+from skyjo_env.random_policy import RandomPolicy
+
 
 def run_episode(env: SkyjoEnv, seed: int) -> tuple[float, dict, int]:
     """Play the learner uniformly at random among legal actions; returns (return, last info, steps)."""
@@ -76,7 +77,7 @@ def test_the_learner_acts_only_on_its_turn_and_opponents_play_the_rest():
     obs, info = env.reset(seed=1)
     L = layout(3)
     assert sorted(set(spy.seats)) == [0, 1]  # setup flips of seats 0 and 1 come first (R5)
-    for step in range(300):
+    for _step in range(300):
         assert obs[L["to_act"]][0] == 1 and env.engine.current[0] == 2
         np.testing.assert_array_equal(obs, observe(env.engine, 2)[0])
         np.testing.assert_array_equal(info["action_mask"], env.action_masks())
@@ -150,7 +151,9 @@ def test_illegal_action_loses_by_default():
 def test_illegal_action_can_raise():
     env = SkyjoEnv(illegal_action="raise", seat=0)
     env.reset(seed=0)
-    with pytest.raises(ValueError, match=r"illegal action 1 \(take\) for the learner \(seat 0\); legal actions: 14 \(flip 0\)"):
+    with pytest.raises(
+        ValueError, match=r"illegal action 1 \(take\) for the learner \(seat 0\); legal actions: 14 \(flip 0\)"
+    ):
         env.step(1)
     with pytest.raises(ValueError, match="not an action id"):
         env.step(1.0)

@@ -8,9 +8,8 @@ import pytest
 from gymnasium.vector import AutoresetMode, SyncVectorEnv
 from gymnasium.wrappers.vector import RecordEpisodeStatistics
 
-from skyjo_env import agents
 import skyjo_env  # noqa: F401  (registers the ids)
-from skyjo_env import Rules
+from skyjo_env import Rules, agents
 from skyjo_env.engine import OVER
 from skyjo_env.gymnasium_vector_env import SkyjoVectorEnv
 from skyjo_env.observation import layout, observe
@@ -42,7 +41,9 @@ def test_sync_mode_still_vectorises_the_single_agent_env():
 
 def test_same_games_as_the_sb3_vec_env_with_terminations_and_truncations_apart():
     """Both views step the same LearnerGames: equal seeds and actions give equal results (R19 ends, max_steps cuts)."""
-    options = dict(opponents=[agents.make("threshold"), agents.make("counting")], weights=[1, 3], reward="score", max_steps=80)
+    options = dict(
+        opponents=[agents.make("threshold"), agents.make("counting")], weights=[1, 3], reward="score", max_steps=80
+    )
     gym_env = SkyjoVectorEnv(16, num_players=3, **options)
     sb3_env = SkyjoSB3VecEnv(16, Rules(num_players=3), **options)
     sb3_env.seed(4)

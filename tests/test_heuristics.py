@@ -6,11 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from skyjo_env import agents
+from skyjo_env import Rules, SkyjoEngine, agents
+from skyjo_env.actions import DRAW, FLIP, REPLACE, TAKE
 from skyjo_env.agents.columns import ColumnModel
 from skyjo_env.agents.view import VALUES, decode
-from skyjo_env import Rules, SkyjoEngine
-from skyjo_env.actions import DRAW, FLIP, REPLACE, TAKE
 from skyjo_env.cards import COUNTS, MIN_VALUE, SLOT_FLAGS
 from skyjo_env.observation import layout, observe, size
 from skyjo_env.sampling import sample_mask

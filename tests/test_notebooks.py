@@ -39,7 +39,9 @@ def test_every_notebook_is_a_script_paired_with_its_ipynb():
     assert sorted(p.stem for p in FOLDER.glob("*.ipynb")) == sorted(NOTEBOOKS)
     assert sorted(p.stem for p in FOLDER.glob("*.py")) == sorted(NOTEBOOKS)
     for name in NOTEBOOKS:
-        assert nbformat.read(FOLDER / f"{name}.ipynb", as_version=4).metadata["jupytext"]["formats"] == "ipynb,py:percent"
+        assert (
+            nbformat.read(FOLDER / f"{name}.ipynb", as_version=4).metadata["jupytext"]["formats"] == "ipynb,py:percent"
+        )
 
 
 @pytest.mark.parametrize("name", sorted(NOTEBOOKS))
@@ -48,7 +50,9 @@ def test_committed_notebook_has_no_outputs(name):
     nbformat.validate(nb)
     for cell in nb.cells:
         if cell.cell_type == "code":
-            assert cell.outputs == [], f"{name}.ipynb cell {cell.id} has outputs: clear them (jupytext --sync notebooks/{name}.py)"
+            assert cell.outputs == [], (
+                f"{name}.ipynb cell {cell.id} has outputs: clear them (jupytext --sync notebooks/{name}.py)"
+            )
             assert cell.execution_count is None, f"{name}.ipynb cell {cell.id} has an execution count"
 
 

@@ -147,7 +147,11 @@ def test_bad_seats_are_rejected():
 
 def _reshuffle_hidden(state: dict, rng: np.random.Generator, *, drawn_is_hidden: bool) -> dict:
     """The same public state with the hidden cards (face-down values, draw pile order) permuted."""
-    new = {**state, "values": [list(row) for row in state["values"]], "key": [int(x) for x in rng.integers(0, 2**32, 2)]}
+    new = {
+        **state,
+        "values": [list(row) for row in state["values"]],
+        "key": [int(x) for x in rng.integers(0, 2**32, 2)],
+    }
     spots = [(p, k) for p, row in enumerate(state["face_up"]) for k, up in enumerate(row) if not up]
     pool = [state["values"][p][k] for p, k in spots] + list(state["draw_pile"])
     if drawn_is_hidden:

@@ -13,8 +13,8 @@ from pettingzoo.test import api_test, render_test, seed_test
 
 import skyjo_env
 from skyjo_env import Rules, SkyjoEngine
-from skyjo_env.pettingzoo_env import env, raw_env
 from skyjo_env.observation import observe, size
+from skyjo_env.pettingzoo_env import env, raw_env
 from skyjo_env.rewards import rewards as paid
 
 pytestmark = pytest.mark.filterwarnings(
@@ -134,7 +134,9 @@ def test_score_rewards_match_the_engine():
 def test_raw_env_rejects_illegal_actions_with_the_legal_ones():
     aec = raw_env()
     aec.reset(seed=0)
-    with pytest.raises(ValueError, match=r"illegal action 0 \(draw\) for player_0 in phase setup; legal actions: 14 \(flip 0\)"):
+    with pytest.raises(
+        ValueError, match=r"illegal action 0 \(draw\) for player_0 in phase setup; legal actions: 14 \(flip 0\)"
+    ):
         aec.step(0)
     with pytest.raises(ValueError, match="illegal action 26 .out of range."):
         aec.step(26)
@@ -165,7 +167,7 @@ def test_max_steps_truncates_everyone():
     aec = env(max_steps=7)
     aec.reset(seed=1)
     steps = 0
-    for agent in aec.agent_iter():
+    for _agent in aec.agent_iter():
         obs, _, terminated, truncated, _ = aec.last()
         if truncated:
             break

@@ -43,10 +43,12 @@ def test_bad_entries_are_answered_with_the_legal_moves(entry: str) -> None:
 
 def test_help_lists_the_moves_and_end_of_input_leaves() -> None:
     lines: list[str] = []
+
     def ask(prompt: str) -> str:
         if lines and lines[-1].startswith("legal now"):
             raise EOFError
         return "help"
+
     assert play([agents.make("counting")], seat=0, seed=0, ask=ask, say=lines.append) is None
     assert any("r(eplace) K" in line for line in lines)
 
@@ -66,4 +68,3 @@ def test_cli_rejects_a_bad_seat_and_unknown_agents(capsys: pytest.CaptureFixture
     with pytest.raises(SystemExit):
         main(["play", "--opponents", "grandmaster"])
     assert "unknown agent 'grandmaster'" in capsys.readouterr().err
-

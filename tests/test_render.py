@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from scenarios import DRAW, FLIP, REPLACE, TAKE, act, build_deck, new_engine, rows, setup_flips
 
 from skyjo_env.render import card_colour, render_rgb, render_text
+
+from scenarios import DRAW, FLIP, REPLACE, TAKE, act, build_deck, new_engine, rows, setup_flips
 
 
 def column_removed_engine():

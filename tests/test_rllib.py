@@ -20,10 +20,10 @@ import ray  # noqa: E402
 import torch  # noqa: E402
 from ray.rllib.core.columns import Columns  # noqa: E402
 
-from skyjo_env.random_policy import RandomPolicy  # noqa: E402
-from skyjo_env.agents.rllib_agent import RLlibPolicy, module_path  # noqa: E402
 from skyjo_env.actions import NUM_ACTIONS  # noqa: E402
+from skyjo_env.agents.rllib_agent import RLlibPolicy, module_path  # noqa: E402
 from skyjo_env.pettingzoo_env import raw_env  # noqa: E402
+from skyjo_env.random_policy import RandomPolicy  # noqa: E402
 from skyjo_env.train import rllib_ppo  # noqa: E402
 from skyjo_env.train.rllib_module import MAIN, MASKED_LOGIT, MaskedActorCritic  # noqa: E402
 from skyjo_env.train.tournament import run_tournament  # noqa: E402
@@ -55,7 +55,9 @@ def trained(local_ray, tmp_path_factory) -> Path:
 
 def skyjo_module(players: int = 2) -> MaskedActorCritic:
     space = raw_env(num_players=players).observation_space("player_0")
-    return MaskedActorCritic(observation_space=space, action_space=gym.spaces.Discrete(NUM_ACTIONS), model_config={"hidden": [16]})
+    return MaskedActorCritic(
+        observation_space=space, action_space=gym.spaces.Discrete(NUM_ACTIONS), model_config={"hidden": [16]}
+    )
 
 
 def test_module_masks_illegal_actions_in_every_forward_pass():

@@ -5,6 +5,9 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
+
+from skyjo_env import SkyjoEngine
+
 from scenarios import (
     DRAW,
     FLIP,
@@ -25,8 +28,6 @@ from scenarios import (
     seat,
     setup_flips,
 )
-
-from skyjo_env import SkyjoEngine
 
 COLUMN_1 = (1 << 1) | (1 << 5) | (1 << 9)  # R3: column c holds slots c, c+4, c+8
 COLUMN_3 = (1 << 3) | (1 << 7) | (1 << 11)

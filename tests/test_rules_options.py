@@ -35,7 +35,9 @@ BOOLS = ["True", "False"]
         ("episode", 1, ["'game'", "'round'"]),
     ],
 )
-def test_bad_option_raises_value_error_naming_field_value_and_allowed(field: str, value: object, allowed: list[str]) -> None:
+def test_bad_option_raises_value_error_naming_field_value_and_allowed(
+    field: str, value: object, allowed: list[str]
+) -> None:
     """Every invalid option value is a ValueError saying which field, which value and what is allowed."""
     with pytest.raises(ValueError) as info:
         Rules(**{field: value})

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from skyjo_env.rewards import rewards as paid
-from scenarios import OVER, SETUP, build_deck, new_engine, play_round, rows, setup_flips
 
 from skyjo_env import SkyjoEngine, StepResult
+from skyjo_env.rewards import rewards as paid
+
+from scenarios import OVER, SETUP, build_deck, new_engine, play_round, rows, setup_flips
 
 # (grid, sum). The first two cards are the ones turned up in setup.
 TEN_HIGH = rows([6, 5, -1, 0], [0, -1, 1, -2], [1, 0, -1, 2])  # 10, reveals 11
@@ -60,7 +61,9 @@ def play(rounds: list[list[list[int]]], **engine_options) -> tuple[SkyjoEngine, 
         ([TEN_HIGH, FIFTEEN_LOW, ELEVEN_LOW], [10, 15, 11]),  # strictly lowest of three
     ],
 )
-def test_r17_e3_ender_score_doubled_unless_strictly_lowest_or_not_positive(grids: list[list[int]], scores: list[int]) -> None:
+def test_r17_e3_ender_score_doubled_unless_strictly_lowest_or_not_positive(
+    grids: list[list[int]], scores: list[int]
+) -> None:
     """R17, E3: seat 0 ends; its sum is doubled iff another score is equal or lower and it is positive."""
     _, (result,) = play([grids], episode="round")
     assert result.round_scores[0].tolist() == scores

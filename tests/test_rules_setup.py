@@ -6,6 +6,9 @@ from collections import Counter
 
 import numpy as np
 import pytest
+
+from skyjo_env import Rules, SkyjoEngine
+
 from scenarios import (
     CHOOSE,
     FLIP,
@@ -23,8 +26,6 @@ from scenarios import (
     seat,
     setup_flips,
 )
-
-from skyjo_env import Rules, SkyjoEngine
 
 
 def revealing(a: int, b: int) -> list[int]:
@@ -215,4 +216,3 @@ def test_r7_option_round_ender_makes_the_ender_start(seat2: list[int]) -> None:
     """R7 option next_starter="round_ender": seat 1 ended round 1, so it starts round 2."""
     starter, _ = second_round_starter(seat2, r6_pick=0, next_starter="round_ender")
     assert starter == 1
-

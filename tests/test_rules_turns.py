@@ -5,6 +5,9 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
+
+from skyjo_env import SkyjoEngine
+
 from scenarios import (
     CHOOSE,
     DRAW,
@@ -28,8 +31,6 @@ from scenarios import (
     setup_flips,
     stall_turn,
 )
-
-from skyjo_env import SkyjoEngine
 
 # Seat 0 reveals 5 + 6 in setup and starts (R6); seat 1 reveals 1 + 2.
 SEAT0 = rows([5, 6, 1, 2], [3, 4, 7, 8], [9, 10, 11, 12])
@@ -111,8 +112,11 @@ def test_r10_drawn_card_discarded_and_a_face_down_card_turned_up() -> None:
 def test_r11_turn_ends_after_the_second_action_and_play_goes_clockwise() -> None:
     """R11 and 'play goes clockwise': seat 2 starts (R6), then seats 0, 1, 2, 0 follow."""
     engine = new_engine(3)
-    grids = [rows([1, 1, 2, 3], [4, 5, 6, 7], [8, 9, 10, 11]), rows([2, 2, 3, 4], [5, 6, 7, 8], [9, 10, 11, 12]),
-             rows([12, 12, 3, 4], [5, 6, 7, 8], [9, 10, 11, 1])]
+    grids = [
+        rows([1, 1, 2, 3], [4, 5, 6, 7], [8, 9, 10, 11]),
+        rows([2, 2, 3, 4], [5, 6, 7, 8], [9, 10, 11, 12]),
+        rows([12, 12, 3, 4], [5, 6, 7, 8], [9, 10, 11, 1]),
+    ]
     engine.deal_from(0, [build_deck(grids, discard=0)])
     setup_flips(engine, [(0, 1)] * 3)
     seats = []

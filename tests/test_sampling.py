@@ -13,7 +13,7 @@ def random_bits(n: int, seed: int = 0) -> np.ndarray:
     """``n`` non-empty 26-bit sets: random ones, single bits, and the full set."""
     rng = np.random.default_rng(seed)
     bits = rng.integers(1, 1 << NUM_ACTIONS, size=n).astype(np.uint32)
-    bits[: NUM_ACTIONS] = 1 << np.arange(NUM_ACTIONS)
+    bits[:NUM_ACTIONS] = 1 << np.arange(NUM_ACTIONS)
     bits[NUM_ACTIONS] = (1 << NUM_ACTIONS) - 1
     return bits
 

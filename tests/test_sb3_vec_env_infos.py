@@ -45,7 +45,7 @@ def test_infos_handed_out_are_not_changed_by_later_steps() -> None:
     env = SkyjoSB3VecEnv(8, seed=0)
     env.reset()
     kept = []
-    for dones, infos in steps(env, 400):
+    for _dones, infos in steps(env, 400):
         kept.append(([dict(info) for info in infos], infos))
     for snapshot, infos in kept:
         for before, info in zip(snapshot, infos):

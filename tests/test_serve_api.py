@@ -120,7 +120,9 @@ def test_the_round_end_shows_every_grid_the_scores_and_the_doubling(client: Test
     assert table["round_index"] == last["round"] == 1 and table["phase"] == "setup"  # round 2 is dealt
     assert table["cards"] == [[None] * 12] * 3  # ... face down, while the summary shows round 1's grids
     assert all(card is not None for grid in last["cards"] for card in grid)  # R16: every card up
-    kept = [sum(c for c, gone in zip(cards, removed) if not gone) for cards, removed in zip(last["cards"], last["removed"])]
+    kept = [
+        sum(c for c, gone in zip(cards, removed) if not gone) for cards, removed in zip(last["cards"], last["removed"])
+    ]
     ender = last["ender"]
     doubled = kept[ender] > 0 and any(kept[p] <= kept[ender] for p in range(3) if p != ender)  # R17
     assert last["scores"] == [2 * k if p == ender and doubled else k for p, k in enumerate(kept)]
@@ -189,7 +191,10 @@ def test_agents_fit_the_seat_counts_their_networks_read() -> None:
         # A request names registered agents only: the server imports no file or module it is sent.
         ('{"seats": [null, "tests/reference.py:ReferenceGame"]}', "unknown agent 'tests/reference.py:ReferenceGame'"),
         ('{"seats": [null, "os:getcwd"]}', "unknown agent 'os:getcwd'"),
-        ('{"seats": [null, "ppo-4p"]}', "agent 'ppo-4p' does not play 2-player games; agents that do: counting, ppo-2p"),
+        (
+            '{"seats": [null, "ppo-4p"]}',
+            "agent 'ppo-4p' does not play 2-player games; agents that do: counting, ppo-2p",
+        ),
         ('{"seats": [null, "ppo-2p", "counting"]}', "agent 'ppo-2p' does not play 3-player games"),
         ('{"seats": [null]}', "bad rules: num_players=1 is not allowed; use 2 to 8 (R2)"),
         ('{"seats": [null, "counting"], "rules": {"end_score": 0}}', "bad rules: end_score=0 is not allowed"),
@@ -201,14 +206,18 @@ def test_agents_fit_the_seat_counts_their_networks_read() -> None:
         ('{"seats": [null, "counting"], "seed": -1}', "bad seed -1"),
     ],
 )
-def test_a_bad_new_game_is_refused_naming_the_problem(client: TestClient, folder: Path, body: str, message: str) -> None:
+def test_a_bad_new_game_is_refused_naming_the_problem(
+    client: TestClient, folder: Path, body: str, message: str
+) -> None:
     response = client.post("/api/games", content=body, headers={"content-type": "application/json"})
     assert message in error(response, 400)
     assert not list(folder.iterdir())  # no game was made
 
 
 @pytest.mark.parametrize("action", [DRAW, 1, FLIP - 1, 26, -1, "draw", 1.5, None, True, [FLIP]])
-def test_an_illegal_move_is_refused_with_the_legal_ones_and_changes_nothing(client: TestClient, folder: Path, action) -> None:
+def test_an_illegal_move_is_refused_with_the_legal_ones_and_changes_nothing(
+    client: TestClient, folder: Path, action
+) -> None:
     view = start(client, [PERSON, "counting"])  # setup: only flips are legal (R5)
     before = (folder / f"{view['id']}.json").read_bytes()
     response = client.post(f"/api/games/{view['id']}/moves", json={"action": action})
@@ -243,7 +252,9 @@ def test_a_human_game_is_downloadable_only_once_over(client: TestClient) -> None
 
 
 @pytest.mark.parametrize("game", ["0" * 32, "..", "not-a-game"])
-@pytest.mark.parametrize(("method", "path"), [("GET", ""), ("POST", "/moves"), ("POST", "/advance"), ("GET", "/snapshot")])
+@pytest.mark.parametrize(
+    ("method", "path"), [("GET", ""), ("POST", "/moves"), ("POST", "/advance"), ("GET", "/snapshot")]
+)
 def test_an_unknown_game_is_a_404(client: TestClient, game: str, method: str, path: str) -> None:
     response = client.request(method, f"/api/games/{game}{path}", json={"action": DRAW})
     assert error(response, 404) in (f"unknown game {game!r}", "Not Found")

@@ -85,7 +85,10 @@ def my_move(browser: WebDriver) -> None:
     """The person's fixed strategy, by clicks: always draw, then discard the drawn card and flip a card."""
     if browser.find_element(By.ID, "discard-drawn").is_displayed():
         browser.find_element(By.ID, "discard-drawn").click()
-    legal = {int(b.get_attribute("data-action")): b for b in browser.find_elements(By.CSS_SELECTOR, "button.legal[data-action]")}
+    legal = {
+        int(b.get_attribute("data-action")): b
+        for b in browser.find_elements(By.CSS_SELECTOR, "button.legal[data-action]")
+    }
     flips = [a for a in legal if a >= FLIP]
     choice = DRAW if DRAW in legal else min(flips) if flips else min(legal, default=None)
     if choice is not None:
@@ -113,7 +116,9 @@ def test_a_person_plays_a_whole_game_against_the_shipped_agent(server: str, brow
         try:
             held = browser.find_element(By.ID, "held-from")
             if held.is_displayed() and held.text == "You drew it from the draw pile":
-                saw_my_drawn_card |= browser.find_element(By.ID, "held").text.lstrip("-").isdigit()  # R10: the drawer sees it
+                saw_my_drawn_card |= (
+                    browser.find_element(By.ID, "held").text.lstrip("-").isdigit()
+                )  # R10: the drawer sees it
             my_move(browser)
         except StaleElementReferenceException:  # the page redrew itself under the click
             pass
@@ -129,11 +134,15 @@ def test_a_person_plays_a_whole_game_against_the_shipped_agent(server: str, brow
     status = browser.find_element(By.ID, "status").text
     assert "Game over" in status and "(R20)" in status
     assert ("you" in status) == (0 in winners) and ("seat 1 (ppo-2p)" in status) == (1 in winners)
-    assert [int(p.get_attribute("data-seat")) for p in browser.find_elements(By.CSS_SELECTOR, "#grids .seat.winner")] == winners
+    assert [
+        int(p.get_attribute("data-seat")) for p in browser.find_elements(By.CSS_SELECTOR, "#grids .seat.winner")
+    ] == winners
     # The last round's summary: every card of both grids face up (R16), the round scores, the ender.
     summary = browser.find_element(By.ID, "round-end")
     last = view["last_round"]
-    assert f"Round {last['round']} over" in summary.text and ("doubled from" in summary.text) == (last["doubled"] is not None)
+    assert f"Round {last['round']} over" in summary.text and ("doubled from" in summary.text) == (
+        last["doubled"] is not None
+    )
     cards = summary.find_elements(By.CSS_SELECTOR, ".card")
     assert len(cards) == 24 and not summary.find_elements(By.CSS_SELECTOR, ".card.back")
     for p, score in enumerate(last["scores"]):

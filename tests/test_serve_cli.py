@@ -68,7 +68,13 @@ def test_a_port_in_use_or_a_games_folder_that_is_a_file_is_one_line(capsys, tmp_
     with socket.create_server(("127.0.0.1", 0)) as taken:
         port = str(taken.getsockname()[1])
         code, _, err = run(capsys, "serve", "--port", port, "--games-dir", str(tmp_path))
-    assert code == 2 and err.startswith(f"skyjo serve: cannot listen on 127.0.0.1 port {port}: ") and err.count("\n") == 1
+    assert (
+        code == 2 and err.startswith(f"skyjo serve: cannot listen on 127.0.0.1 port {port}: ") and err.count("\n") == 1
+    )
     (tmp_path / "file").write_text("")
     code, _, err = run(capsys, "serve", "--games-dir", str(tmp_path / "file"))
-    assert code == 2 and err.startswith(f"skyjo serve: cannot use the games folder {tmp_path / 'file'}: ") and err.count("\n") == 1
+    assert (
+        code == 2
+        and err.startswith(f"skyjo serve: cannot use the games folder {tmp_path / 'file'}: ")
+        and err.count("\n") == 1
+    )

@@ -10,8 +10,7 @@ from itertools import combinations
 import numpy as np
 import pytest
 
-from skyjo_env import agents
-from skyjo_env import Rules
+from skyjo_env import Rules, agents
 from skyjo_env.actions import FLIP, REPLACE, TAKE
 from skyjo_env.train.report import CSV_FIELDS, markdown_table, save
 from skyjo_env.train.stats import mean_interval, wilson_interval

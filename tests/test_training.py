@@ -11,9 +11,9 @@ import pytest
 pytest.importorskip("sb3_contrib")
 
 from skyjo_env import agents  # noqa: E402
+from skyjo_env.actions import NUM_ACTIONS  # noqa: E402
 from skyjo_env.agents.mlp_policy import MLPPolicy  # noqa: E402
 from skyjo_env.agents.pretrained import available, load  # noqa: E402
-from skyjo_env.actions import NUM_ACTIONS  # noqa: E402
 from skyjo_env.observation import size  # noqa: E402
 from skyjo_env.train.config import TrainConfig  # noqa: E402
 from skyjo_env.train.ppo import Run, evaluate, learner_policy, train  # noqa: E402
@@ -50,7 +50,10 @@ def test_train_writes_the_agent_results_and_a_checkpoint(tmp_path: Path) -> None
     outcome = train(small_config(tmp_path, final_games=8), progress=False)
     assert outcome.timesteps >= 4096
     # A trained agent is named after its run folder, never after a shipped agent (ppo-2p).
-    assert outcome.agent_name == tmp_path.name and {a.name for a in outcome.tournament.agents} == {tmp_path.name, "random"}
+    assert outcome.agent_name == tmp_path.name and {a.name for a in outcome.tournament.agents} == {
+        tmp_path.name,
+        "random",
+    }
     agent = MLPPolicy.load(outcome.agent_path)
     assert agent.metadata["players"] == 2 and agent.metadata["timesteps"] == outcome.timesteps
     for name in ("model.zip", "config.json", "state.json", "pool/pool.json"):
@@ -162,7 +165,10 @@ def test_unknown_shipped_agent_names_the_shipped_ones() -> None:
 
 def test_mlp_policy_masks_illegal_actions_and_round_trips(tmp_path: Path) -> None:
     rng = np.random.default_rng(0)
-    weights = [(rng.normal(size=(size(2), 8)), rng.normal(size=8)), (rng.normal(size=(8, NUM_ACTIONS)), rng.normal(size=NUM_ACTIONS))]
+    weights = [
+        (rng.normal(size=(size(2), 8)), rng.normal(size=8)),
+        (rng.normal(size=(8, NUM_ACTIONS)), rng.normal(size=NUM_ACTIONS)),
+    ]
     policy = MLPPolicy(weights, "tanh", "tiny", metadata={"players": 2})
     obs = rng.random((50, size(2)), dtype=np.float32)
     masks = rng.random((50, NUM_ACTIONS)) < 0.3

@@ -77,7 +77,10 @@ def test_resuming_to_no_more_steps_than_done_is_refused(capsys, run: Path):
     ("flags", "message"),
     [
         (["--players", "4"], "--players 4 cannot change when resuming: the run was trained with players=2"),
-        (["--net-arch", "64", "64"], "--net-arch [64, 64] cannot change when resuming: the run was trained with net_arch=[16]"),
+        (
+            ["--net-arch", "64", "64"],
+            "--net-arch [64, 64] cannot change when resuming: the run was trained with net_arch=[16]",
+        ),
         (["--advice", "counting"], "--advice counting cannot change when resuming"),
         (["--config", "x.json"], "--config cannot change it"),
         (["--out", "elsewhere"], "a resumed run stays in its folder"),
@@ -114,7 +117,9 @@ def test_an_output_path_that_is_a_file_is_refused(capsys, tmp_path: Path):
     file = tmp_path / "taken"
     file.write_text("mine")
     assert "is a file, not a folder" in refused(capsys, "train", *TINY, "--out", str(file))
-    assert "is a file, not a folder" in refused(capsys, "tournament", "--agents", "random", "counting", "--out", str(file))
+    assert "is a file, not a folder" in refused(
+        capsys, "tournament", "--agents", "random", "counting", "--out", str(file)
+    )
     assert file.read_text() == "mine"
 
 
@@ -210,7 +215,7 @@ def test_raw_env_after_the_game_follows_pettingzoos_dead_steps():
     aec = raw_env(end_score=1)
     aec.reset(seed=0)
     rng = np.random.default_rng(0)
-    for agent in aec.agent_iter():
+    for _agent in aec.agent_iter():
         obs, _, terminated, truncated, _ = aec.last()
         aec.step(None if terminated or truncated else int(rng.choice(np.flatnonzero(obs["action_mask"]))))
     assert aec.agents == []
@@ -220,7 +225,9 @@ def test_raw_env_after_the_game_follows_pettingzoos_dead_steps():
 
 # ---------------------------------------------------------------------------- play and tournaments
 def test_an_agent_at_a_table_of_another_size_is_one_line(capsys):
-    assert "agent 'ppo-2p' was trained for 2 players; this table has 3" in refused(capsys, "play", "--opponents", "ppo-2p", "ppo-2p")
+    assert "agent 'ppo-2p' was trained for 2 players; this table has 3" in refused(
+        capsys, "play", "--opponents", "ppo-2p", "ppo-2p"
+    )
     err = refused(capsys, "tournament", "--agents", "ppo-4p", "counting", "--players", "2", "--games", "2")
     assert "agent 'ppo-4p' was trained for 4 players; this table has 2" in err
 

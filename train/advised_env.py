@@ -37,7 +37,9 @@ class AdvisedVecEnv(VecEnvWrapper):
         if ended:
             # A finished game has no legal action: its advice reads "nothing to play".
             last = np.stack([infos[i]["terminal_observation"] for i in ended])
-            advised = with_advice(self.advisor, last, np.zeros((len(ended), self.action_space.n), dtype=bool), self.rules)
+            advised = with_advice(
+                self.advisor, last, np.zeros((len(ended), self.action_space.n), dtype=bool), self.rules
+            )
             for i, row in zip(ended, advised):
                 infos[i]["terminal_observation"] = row
         return obs, rewards, dones, infos

@@ -19,7 +19,9 @@ def require(extra: str, *modules: str) -> None:
     """``MissingExtra`` naming ``extra`` unless every module in ``modules`` can be imported."""
     missing = [m for m in modules if importlib.util.find_spec(m) is None]
     if missing:
-        raise MissingExtra(f"this needs the '{extra}' extra: pip install 'skyjo-env[{extra}]' (missing: {', '.join(missing)})")
+        raise MissingExtra(
+            f"this needs the '{extra}' extra: pip install 'skyjo-env[{extra}]' (missing: {', '.join(missing)})"
+        )
 
 
 def agent_spec(text: str) -> str:
@@ -57,7 +59,9 @@ def add_rule_arguments(parser: argparse.ArgumentParser, *, defaults: bool = True
     """
     default: Callable[[Any], Any] = (lambda value: value) if defaults else (lambda value: argparse.SUPPRESS)
     group = parser.add_argument_group("rules (RULES.md)")
-    group.add_argument("--no-column-rule", action="store_true", default=default(False), help="turn off column removal (R13)")
+    group.add_argument(
+        "--no-column-rule", action="store_true", default=default(False), help="turn off column removal (R13)"
+    )
     group.add_argument("--no-column-rule-at-final-reveal", action="store_true", default=default(False),
                        help="no column removal when the last cards are turned up for scoring (R14)")  # fmt: skip
     group.add_argument("--end-score", type=int_range(1, None), default=default(Rules.end_score), metavar="N",

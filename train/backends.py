@@ -56,7 +56,9 @@ def shared_defaults() -> dict[str, str]:
             if f.name in notes:
                 continue
             if f.name in first and first[f.name][1] != default_of(f):
-                notes[f.name] = f"{show_default(first[f.name][1])} ({first[f.name][0]}), {show_default(default_of(f))} ({backend.name})"
+                notes[f.name] = (
+                    f"{show_default(first[f.name][1])} ({first[f.name][0]}), {show_default(default_of(f))} ({backend.name})"
+                )
             first.setdefault(f.name, (backend.name, default_of(f)))
     return notes
 
@@ -72,7 +74,9 @@ def train_config_from_args(args: argparse.Namespace) -> TrainConfig:
             raise ValueError("--resume continues a run with its own config; --config cannot change it")
         saved = TrainConfig.load(Path(args.resume) / CHECKPOINT / "config.json")
         if "out_dir" in flags and Path(flags["out_dir"]) != Path(args.resume):
-            raise ValueError(f"--out {flags['out_dir']} differs from --resume {args.resume}: a resumed run stays in its folder")
+            raise ValueError(
+                f"--out {flags['out_dir']} differs from --resume {args.resume}: a resumed run stays in its folder"
+            )
         fixed = {k: v for k, v in flags.items() if k in FIXED_ON_RESUME and v != getattr(saved, k)}
         if fixed:
             name, value = next(iter(fixed.items()))

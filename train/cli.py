@@ -12,6 +12,7 @@ dependencies only; a command that needs an extra says which.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib.util
 import os
 import sys
@@ -87,13 +88,19 @@ def add_train_parser(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--backend", choices=sorted(BACKENDS), default="sb3",
                         help="; ".join(f"{b.name}: {b.help} (the {b.extra} extra)" for b in BACKENDS.values()))  # fmt: skip
-    parser.add_argument("--config", default=None, metavar="FILE", help="a JSON TrainConfig (sb3); flags given here override it")
+    parser.add_argument(
+        "--config", default=None, metavar="FILE", help="a JSON TrainConfig (sb3); flags given here override it"
+    )
     parser.add_argument("--resume", default=None, metavar="DIR", help="continue the run saved in DIR (sb3)")
-    parser.add_argument("--overwrite", action="store_true", help="start afresh in an --out folder that holds an earlier run")
+    parser.add_argument(
+        "--overwrite", action="store_true", help="start afresh in an --out folder that holds an earlier run"
+    )
     parser.add_argument("--no-progress", action="store_true", help="no progress reports")
     shown = shared_defaults()
     for backend in BACKENDS.values():
-        group = parser.add_argument_group(f"{backend.name} backend ({backend.settings.__name__}; flags shared with an earlier group are listed there)")
+        group = parser.add_argument_group(
+            f"{backend.name} backend ({backend.settings.__name__}; flags shared with an earlier group are listed there)"
+        )
         add_flags(group, backend.settings, skip=("rules",), shown=shown)
     add_rule_arguments(parser, defaults=False)
     parser.set_defaults(func=train)
@@ -137,10 +144,8 @@ def play(args: argparse.Namespace) -> int:
     rules = rules_from_args(args, players)
     opponents = build_agents(args.opponents, rules, args.seed)
     if sys.stdin.isatty():
-        try:
+        with contextlib.suppress(ImportError):  # not every platform has readline
             import readline  # noqa: F401  (imported for its effect: line editing and history in input())
-        except ImportError:  # not every platform has it
-            pass
     play_game(opponents, seat=args.seat, rules=rules, seed=args.seed, ask=_ask)
     return 0
 

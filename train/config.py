@@ -113,7 +113,9 @@ class TrainConfig:
     """Learner steps between evaluations against each heuristic (0: only at the end)."""
     eval_games: int = 1000
     """Complete games per heuristic in each evaluation."""
-    eval_opponents: list[str] = field(default_factory=lambda: ["random", "threshold", "counting"], metadata={"metavar": "AGENT"})
+    eval_opponents: list[str] = field(
+        default_factory=lambda: ["random", "threshold", "counting"], metadata={"metavar": "AGENT"}
+    )
     """Agents the learner is evaluated against (head to head, win rate in TensorBoard and eval.jsonl)."""
     checkpoint_every: int = 500_000
     """Learner steps between checkpoints (0: only at the end)."""
@@ -146,9 +148,13 @@ class TrainConfig:
             if not getattr(self, name) >= 0:
                 raise ValueError(f"{name}={getattr(self, name)!r} is not allowed; use a number >= 0")
         if not (0 < self.gamma <= 1 and 0 <= self.gae_lambda <= 1):
-            raise ValueError(f"gamma={self.gamma!r}, gae_lambda={self.gae_lambda!r}: use 0 < gamma <= 1 and 0 <= gae_lambda <= 1")
+            raise ValueError(
+                f"gamma={self.gamma!r}, gae_lambda={self.gae_lambda!r}: use 0 < gamma <= 1 and 0 <= gae_lambda <= 1"
+            )
         if self.time_limit_minutes is not None and not self.time_limit_minutes > 0:
-            raise ValueError(f"time_limit_minutes={self.time_limit_minutes!r} is not allowed; use a positive number or None")
+            raise ValueError(
+                f"time_limit_minutes={self.time_limit_minutes!r} is not allowed; use a positive number or None"
+            )
         if not self.opponents or any(w < 0 for w in self.opponents.values()) or sum(self.opponents.values()) <= 0:
             raise ValueError(f"opponents={self.opponents!r} must map opponent kinds to non-negative weights, not all 0")
         if not self.net_arch or any(units < 1 for units in self.net_arch):

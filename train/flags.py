@@ -84,14 +84,20 @@ def add_flags(
         names = [flag(field.name), *field.metadata.get("flags", ())]
         if names[0] in existing:
             if existing[names[0]] != field.name:
-                raise ValueError(f"the parser already defines {names[0]} with another meaning than {cls.__name__}.{field.name}")
+                raise ValueError(
+                    f"the parser already defines {names[0]} with another meaning than {cls.__name__}.{field.name}"
+                )
             continue
         default = default_of(field)
         default_text = (shown or {}).get(field.name, show_default(default))
         options = _argparse_options(field, hints[field.name])
         doc = docs.get(field.name, "")
         action = parser.add_argument(
-            *names, dest=field.name, default=argparse.SUPPRESS, help=f"{doc} (default: {default_text})".strip(), **options
+            *names,
+            dest=field.name,
+            default=argparse.SUPPRESS,
+            help=f"{doc} (default: {default_text})".strip(),
+            **options,
         )
         action.field = field.name  # type: ignore[attr-defined]  # marks a generated flag, see _flag_fields
         added.append(field.name)
@@ -211,7 +217,9 @@ def _conforms(value: Any, hint: Any) -> bool:
     if origin is list:
         return isinstance(value, list) and all(_conforms(x, args[0]) for x in value)
     if origin is dict:
-        return isinstance(value, dict) and all(_conforms(k, args[0]) and _conforms(v, args[1]) for k, v in value.items())
+        return isinstance(value, dict) and all(
+            _conforms(k, args[0]) and _conforms(v, args[1]) for k, v in value.items()
+        )
     if hint is float:
         return isinstance(value, (int, float)) and not isinstance(value, bool)
     if hint is int:
@@ -233,5 +241,11 @@ def _describe(hint: Any) -> str:
     return _NAMES.get(hint, str(hint))
 
 
-_NAMES: dict[Any, str] = {int: "an integer", float: "a number", bool: "true or false", str: "a string", type(None): "null"}
+_NAMES: dict[Any, str] = {
+    int: "an integer",
+    float: "a number",
+    bool: "true or false",
+    str: "a string",
+    type(None): "null",
+}
 _PLURALS: dict[Any, str] = {int: "integers", float: "numbers", str: "strings"}

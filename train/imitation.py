@@ -111,7 +111,9 @@ def clone(
     if len(demos) < batch_size:
         raise ValueError(f"{len(demos)} demonstrations are fewer than one batch of {batch_size}")
     generator = torch.Generator().manual_seed(seed)
-    obs, masks, actions, returns = (torch.as_tensor(x) for x in (demos.observations, demos.masks, demos.actions, demos.returns))
+    obs, masks, actions, returns = (
+        torch.as_tensor(x) for x in (demos.observations, demos.masks, demos.actions, demos.returns)
+    )
     batches = len(demos) // batch_size
     optimizer = torch.optim.Adam(policy.parameters(), lr=learning_rate)
     schedule = torch.optim.lr_scheduler.OneCycleLR(optimizer, max_lr=learning_rate, total_steps=epochs * batches)

@@ -17,8 +17,8 @@ import numpy as np
 from skyjo_env.actions import action_name, parse_action
 from skyjo_env.agents.base import Policy
 from skyjo_env.engine import SkyjoEngine
-from skyjo_env.phases import OVER
 from skyjo_env.opponents import act, policy_name
+from skyjo_env.phases import OVER
 from skyjo_env.render import render_round_end, render_text, round_end
 from skyjo_env.rules import Rules
 
@@ -105,4 +105,3 @@ def play(
     winners = [p for p, t in enumerate(totals) if t == min(totals)]
     say(f"game over; totals {totals}; " + ("you win!" if seat in winners else f"winner(s): {winners}"))
     return totals
-

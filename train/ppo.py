@@ -37,7 +37,15 @@ from skyjo_env.train.tournament import TournamentResult, run_tournament
 
 ACTIVATION_MODULES = {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU}
 #: What a run writes into its folder; ``overwrite`` removes exactly these.
-RUN_FILES = ("config.json", "warm_start.json", "eval.jsonl", "results.json", specs.AGENT_FILE, CHECKPOINT, "tensorboard")
+RUN_FILES = (
+    "config.json",
+    "warm_start.json",
+    "eval.jsonl",
+    "results.json",
+    specs.AGENT_FILE,
+    CHECKPOINT,
+    "tensorboard",
+)
 
 
 @dataclass
@@ -82,7 +90,9 @@ def evaluate(policy: MLPPolicy, config: TrainConfig, games: int, seed: int) -> d
 
 def describe(figures: dict[str, dict[str, float]]) -> str:
     """Evaluation figures as one line: ``counting 0.512 (0.481-0.543), ...``."""
-    return ", ".join(f"{name} {f['win_rate']:.3f} ({f['win_ci_low']:.3f}-{f['win_ci_high']:.3f})" for name, f in figures.items())
+    return ", ".join(
+        f"{name} {f['win_rate']:.3f} ({f['win_ci_low']:.3f}-{f['win_ci_high']:.3f})" for name, f in figures.items()
+    )
 
 
 # ---------------------------------------------------------------------------- callbacks
@@ -157,8 +167,12 @@ class Run:
         threadpool_limits(1)
         rules = self.rules = config.game_rules
         self.pool = OpponentPool(config.opponents, config.pool_size, rules=rules, seed=config.seed)
-        self.env = SkyjoSB3VecEnv(config.num_envs, rules, reward=config.reward, reward_scale=config.reward_scale, seed=config.seed)
-        self.venv = ShapedReward(self.env, config.players, config.gamma, config.reward_scale) if config.shaping else self.env
+        self.env = SkyjoSB3VecEnv(
+            config.num_envs, rules, reward=config.reward, reward_scale=config.reward_scale, seed=config.seed
+        )
+        self.venv = (
+            ShapedReward(self.env, config.players, config.gamma, config.reward_scale) if config.shaping else self.env
+        )
         if config.advice is not None:
             self.venv = AdvisedVecEnv(self.venv, config.advice, rules)
         self.previous_seconds = 0.0
@@ -171,7 +185,10 @@ class Run:
                 "MlpPolicy",
                 self.venv,
                 **self._hyperparameters(),
-                policy_kwargs={"net_arch": list(config.net_arch), "activation_fn": ACTIVATION_MODULES[config.activation]},
+                policy_kwargs={
+                    "net_arch": list(config.net_arch),
+                    "activation_fn": ACTIVATION_MODULES[config.activation],
+                },
                 tensorboard_log=str(self.out / "tensorboard"),
                 seed=config.seed,
                 verbose=0,
@@ -187,7 +204,9 @@ class Run:
     def warm_start(self) -> None:
         """Behaviour-clone the teacher ``config.warm_start`` into the fresh model (``warm_start.json``)."""
         c = self.config
-        self.say(f"warm start: cloning {c.warm_start}'s play ({c.warm_start_samples:,} turns, {c.warm_start_epochs} epochs)")
+        self.say(
+            f"warm start: cloning {c.warm_start}'s play ({c.warm_start_samples:,} turns, {c.warm_start_epochs} epochs)"
+        )
         teacher = specs.make(c.warm_start, rules=self.rules, seed=c.seed)
         with Progress(c.warm_start_samples, "warm start: collecting", "turns", enabled=self.show_progress) as bar:
             demos = collect(teacher, self.rules, c.warm_start_samples, gamma=c.gamma, reward=c.reward,
@@ -216,7 +235,9 @@ class Run:
         self.model.logger.dump(timesteps)
         with open(self.out / "eval.jsonl", "a") as f:
             f.write(json.dumps({"timesteps": int(timesteps), "vs": figures}) + "\n")
-        self.say(f"evaluation at {timesteps:,} steps ({self.config.eval_games:,} games each), win rate vs {describe(figures)}")
+        self.say(
+            f"evaluation at {timesteps:,} steps ({self.config.eval_games:,} games each), win rate vs {describe(figures)}"
+        )
         return figures
 
     def save_checkpoint(self, timesteps: int) -> None:
@@ -263,8 +284,14 @@ class Run:
         if c.time_limit_minutes is not None:
             callbacks.append(Deadline(self.started + 60 * c.time_limit_minutes))  # the warm start counts too
         with progress:
-            self.model.learn(c.total_timesteps - done, callback=CallbackList(callbacks), reset_num_timesteps=False, tb_log_name="ppo")
-            stopped = "" if self.model.num_timesteps >= c.total_timesteps else f"time limit of {c.time_limit_minutes:g} min reached"
+            self.model.learn(
+                c.total_timesteps - done, callback=CallbackList(callbacks), reset_num_timesteps=False, tb_log_name="ppo"
+            )
+            stopped = (
+                ""
+                if self.model.num_timesteps >= c.total_timesteps
+                else f"time limit of {c.time_limit_minutes:g} min reached"
+            )
             progress.close(stopped)
         self.save_checkpoint(self.model.num_timesteps)
 
@@ -342,9 +369,17 @@ def train(
     pool = [agent] + [specs.make(n, rules=rules, seed=config.seed + i) for i, n in enumerate(config.eval_opponents)]
     say(f"final tournament: {config.final_games:,} games")
     result = run_tournament(pool, config.players, config.final_games, rules=rules, seed=config.seed, progress=progress)
-    (run.out / "results.json").write_text(json.dumps({"final_eval": figures, "tournament": result.to_dict()}, indent=2) + "\n")
+    (run.out / "results.json").write_text(
+        json.dumps({"final_eval": figures, "tournament": result.to_dict()}, indent=2) + "\n"
+    )
     seconds = time.perf_counter() - started
     return TrainOutcome(
-        agent_path, name, figures, result, int(run.model.num_timesteps), int(run.model.num_timesteps) - before, seconds,
+        agent_path,
+        name,
+        figures,
+        result,
+        int(run.model.num_timesteps),
+        int(run.model.num_timesteps) - before,
+        seconds,
         run.previous_seconds + seconds,
     )

@@ -97,7 +97,9 @@ class Progress:
             return
         self._closed = True
         if self.enabled:
-            end = ("\r" if self.live else "") + self.line(time.perf_counter(), final=True) + (f"; {note}" if note else "")
+            end = (
+                ("\r" if self.live else "") + self.line(time.perf_counter(), final=True) + (f"; {note}" if note else "")
+            )
             self._write(end + ("\x1b[K\n" if self.live else "\n"))
 
     def line(self, now: float, final: bool = False) -> str:

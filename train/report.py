@@ -22,9 +22,13 @@ CSV_FIELDS = (
 def title(result: TournamentResult) -> str:
     """One line naming what was played."""
     played = result.games + result.unfinished
-    games = f"{played:,} games" if not result.unfinished else (
-        f"{played:,} games ({result.games:,} finished; {result.unfinished:,} abandoned after too many actions, "
-        "left out of the figures)"
+    games = (
+        f"{played:,} games"
+        if not result.unfinished
+        else (
+            f"{played:,} games ({result.games:,} finished; {result.unfinished:,} abandoned after too many actions, "
+            "left out of the figures)"
+        )
     )
     return f"{games}, {result.players} players, seed {result.seed}, rules {_rules_text(result)}, {result.seconds:.1f} s"
 

@@ -29,10 +29,11 @@ import math
 import sys
 import time
 import zlib
+from collections.abc import Iterator
 from dataclasses import asdict
 from functools import partial
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import ray
 from ray.rllib.algorithms.algorithm import Algorithm

@@ -27,7 +27,9 @@ def actor_weights(policy: torch.nn.Module) -> list[tuple[np.ndarray, np.ndarray]
     return [(m.weight.detach().cpu().numpy().T.copy(), m.bias.detach().cpu().numpy().copy()) for m in layers]
 
 
-def snapshot(policy: torch.nn.Module, activation: str, name: str, metadata: dict, advice: str | None = None) -> MLPPolicy:
+def snapshot(
+    policy: torch.nn.Module, activation: str, name: str, metadata: dict, advice: str | None = None
+) -> MLPPolicy:
     """A frozen numpy copy of the learner's actor (``advice``: the heuristic its network reads)."""
     return MLPPolicy(actor_weights(policy), activation, name, metadata=metadata, advice=advice)
 

@@ -25,6 +25,7 @@ A view is ``{"id", "seats", "you" (the person's seat, or null), "rules", "table"
 from __future__ import annotations
 
 import argparse
+import contextlib
 import socket
 import sys
 from pathlib import Path
@@ -121,7 +122,9 @@ def add_serve_parser(subparsers: argparse._SubParsersAction) -> None:
         description="Start a local web server to play Skyjo in the browser against the agents, or to "
         "watch agents play each other (needs the web extra: pip install 'skyjo-env[web]').",
     )
-    parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)")
+    parser.add_argument(
+        "--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)"
+    )
     parser.add_argument("--port", type=int_range(0, 65535), default=8000, help="port (default 8000; 0: any free port)")
     parser.add_argument("--games-dir", default=DEFAULT_GAMES_DIR, metavar="DIR",
                         help=f"folder the games are saved in, to resume after a restart (default {DEFAULT_GAMES_DIR})")  # fmt: skip
@@ -148,15 +151,15 @@ def serve(args: argparse.Namespace) -> int:
         print(f"skyjo serve: cannot use the games folder {args.games_dir}: {exc}", file=sys.stderr)
         return 2
     try:
-        listener = socket.create_server((args.host, args.port), family=socket.AF_INET6 if ":" in args.host else socket.AF_INET)
+        listener = socket.create_server(
+            (args.host, args.port), family=socket.AF_INET6 if ":" in args.host else socket.AF_INET
+        )
     except OSError as exc:
         print(f"skyjo serve: cannot listen on {args.host} port {args.port}: {exc}", file=sys.stderr)
         return 2
     host, port = listener.getsockname()[:2]
     address = f"http://[{host}]:{port}/" if ":" in host else f"http://{host}:{port}/"
     print(f"Skyjo: open {address} in a browser (games saved in {args.games_dir}; Ctrl+C stops)", flush=True)
-    try:
+    with contextlib.suppress(KeyboardInterrupt):  # Ctrl+C: uvicorn has shut down cleanly, then passes the signal on
         uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[listener])
-    except KeyboardInterrupt:  # Ctrl+C: uvicorn has shut down cleanly, then passes the signal on
-        pass
     return 0

@@ -24,15 +24,16 @@ several seats is ranked by the mean total of its seats.
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
 from skyjo_env.agents.base import Policy
 from skyjo_env.engine import SkyjoEngine
-from skyjo_env.phases import OVER
 from skyjo_env.opponents import play_policies, policy_name
+from skyjo_env.phases import OVER
 from skyjo_env.rules import Rules
 from skyjo_env.train.progress import Progress
 from skyjo_env.train.stats import mean_interval, wilson_interval

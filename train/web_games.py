@@ -30,8 +30,8 @@ from skyjo_env import agents
 from skyjo_env.actions import action_name
 from skyjo_env.agents.base import Policy
 from skyjo_env.engine import SkyjoEngine
-from skyjo_env.phases import OVER
 from skyjo_env.opponents import act
+from skyjo_env.phases import OVER
 from skyjo_env.render import public_table, round_end
 from skyjo_env.rules import EPISODES, NEXT_STARTERS, Rules
 
@@ -61,7 +61,9 @@ def policy(name: str, rules: Rules) -> Policy:
     agent = _built(name, rules)
     if agent is None:
         fitting = [n for n in agents.names() if fits(n, rules.num_players)]
-        raise GameError(400, f"agent {name!r} does not play {rules.num_players}-player games; agents that do: {', '.join(fitting)}")
+        raise GameError(
+            400, f"agent {name!r} does not play {rules.num_players}-player games; agents that do: {', '.join(fitting)}"
+        )
     return agent
 
 
@@ -132,7 +134,9 @@ def move(record: dict[str, Any], body: Any) -> dict[str, Any]:
         raise GameError(409, "every seat of this game is an agent's (a spectator game): advance it instead")
     if int(engine.current[0]) != person:
         seat = int(engine.current[0])
-        raise GameError(409, f"not your turn: seat {seat} ({record['seats'][seat]}) is to act; advance the game", legal=[])
+        raise GameError(
+            409, f"not your turn: seat {seat} ({record['seats'][seat]}) is to act; advance the game", legal=[]
+        )
     try:
         return _step(record, engine, action)
     except ValueError as exc:
