@@ -14,6 +14,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -66,6 +67,22 @@ def test_pages_document_their_objects(site: Path, name: str, anchors: list[str])
     markup = page(site, name)
     for anchor in anchors:
         assert f'id="{anchor}"' in markup, f"{name}: no entry for {anchor}"
+
+
+def test_every_module_has_its_reference(site: Path) -> None:
+    # Every module the package installs (pyproject's package-dir folders) is documented on some page,
+    # so a new module cannot be left out of the site unnoticed.
+    package_dir = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-dir"]
+    modules = {
+        name if path.stem == "__init__" else f"{name}.{path.stem}"
+        for name, folder in package_dir.items()
+        for path in (ROOT / folder).glob("*.py")
+        if path.read_text(encoding="utf-8").strip()  # an empty __init__.py has nothing to show
+    }
+    assert {"skyjo_env.engine", "skyjo_env.agents.specs", "skyjo_env.train.config"} <= modules
+    markup = "".join(path.read_text(encoding="utf-8") for path in site.rglob("index.html"))
+    missing = sorted(module for module in modules if f'id="{module}"' not in markup)
+    assert not missing, f"modules on no page of the site: {missing}"
 
 
 def test_the_step_entry_shows_its_signature_and_docstring(site: Path) -> None:
