@@ -3,18 +3,20 @@
 Wherever an agent is named (``agents.make``, ``agents.load``, ``skyjo tournament --agents``,
 ``skyjo play --opponents``, ``skyjo train --opponents``), a spec is one of:
 
-==============================  ========================================================================
-spec                            agent
-==============================  ========================================================================
-``counting``                    a registered name (:func:`~skyjo_env.agents.registry.names`: built-in,
-                                shipped PPO agents, and plug-ins of installed packages)
-``runs/mine``                   a trained agent: a run folder (its ``agent.npz``), an ``.npz`` policy
-``runs/mine/agent.npz``         file, or an RLlib checkpoint folder (``distributed`` extra)
-``mybots.greedy:Greedy``        ``module:attr`` or ``path/to/file.py:attr``, where ``attr`` is a policy,
-``bots/greedy.py:make_bot``     a factory that returns one (a class, or a callable without required
-                                arguments), or a plain function ``(observations, masks) -> actions``
-``mine=SPEC``                   any of the above, named ``mine`` in tables
-==============================  ========================================================================
+==============================================  ============================================================
+spec                                            agent
+==============================================  ============================================================
+``counting``                                    a registered name (:func:`~skyjo_env.agents.registry.names`:
+                                                built-in, shipped PPO agents, and installed plug-ins)
+``runs/mine``, ``runs/mine/agent.npz``          a trained agent: a run folder (its ``agent.npz``), an
+                                                ``.npz`` policy file, or an RLlib checkpoint folder
+                                                (the ``distributed`` extra)
+``mybots.greedy:Greedy``, ``bots/bot.py:make``  ``module:attr`` or ``path/to/file.py:attr``, where
+                                                ``attr`` is a policy, a factory that returns one (a
+                                                class, or a callable without required arguments), or a
+                                                plain function ``(observations, masks) -> actions``
+``mine=SPEC``                                   any of the above, named ``mine`` in tables
+==============================================  ============================================================
 
 Factories get the game's ``rules`` and a ``seed`` where their signature takes them. A trained agent
 is named after its run folder (or its file), never after a registered name: a folder that carries a

@@ -120,7 +120,7 @@ class SkyjoSB3VecEnv(VecEnv):
 
     # ------------------------------------------------------------------ VecEnv API
     def reset(self) -> np.ndarray:
-        """Deal new games everywhere (seeded by :meth:`seed` if it was called); learner observations."""
+        """Deal new games everywhere (seeded by ``seed()`` if it was called); learner observations."""
         seed = self._seeds[0]
         self._reset_seeds()
         self._reset_options()

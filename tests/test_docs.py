@@ -14,10 +14,10 @@ import shlex
 import shutil
 import subprocess
 import sys
-import tomllib
 from pathlib import Path
 
 import pytest
+import tomllib
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
@@ -54,11 +54,17 @@ def text_of(markup: str) -> str:
     ("name", "anchors"),
     [
         ("engine", ["skyjo_env.engine.SkyjoEngine", "skyjo_env.engine.SkyjoEngine.step", "skyjo_env.rules.Rules"]),
-        ("agents", ["skyjo_env.agents.specs.make", "skyjo_env.agents.base.Policy", "skyjo_env.agents.registry.register"]),
+        (
+            "agents",
+            ["skyjo_env.agents.specs.make", "skyjo_env.agents.base.Policy", "skyjo_env.agents.registry.register"],
+        ),
         ("training", ["skyjo_env.train.config.TrainConfig", "skyjo_env.train.ppo"]),
         ("tournaments", ["skyjo_env.train.tournament", "skyjo_env.train.stats"]),
         ("environments/pettingzoo", ["skyjo_env.pettingzoo_env", "skyjo_env.pettingzoo_env.raw_env"]),
-        ("environments/gymnasium", ["skyjo_env.gymnasium_env.SkyjoEnv", "skyjo_env.gymnasium_env.SkyjoEnv.action_masks"]),
+        (
+            "environments/gymnasium",
+            ["skyjo_env.gymnasium_env.SkyjoEnv", "skyjo_env.gymnasium_env.SkyjoEnv.action_masks"],
+        ),
         ("environments/gymnasium-vector", ["skyjo_env.gymnasium_vector_env.SkyjoVectorEnv"]),
         ("environments/sb3", ["skyjo_env.sb3_vec_env.SkyjoSB3VecEnv"]),
     ],
@@ -91,7 +97,9 @@ def test_the_step_entry_shows_its_signature_and_docstring(site: Path) -> None:
     text = text_of(page(site, "engine"))
     summary = SkyjoEngine.step.__doc__.splitlines()[0].replace("``", "")  # ``games``: code on the page
     assert summary in text
-    signature = r"step \( actions : ndarray , games : ndarray \| None = None , \* , check : bool = True ,? \) -> StepResult"
+    signature = (
+        r"step \( actions : ndarray , games : ndarray \| None = None , \* , check : bool = True ,? \) -> StepResult"
+    )
     assert re.search(signature, text)
 
 
@@ -127,7 +135,9 @@ def test_docstring_markup_is_converted_everywhere(site: Path) -> None:
     for path in pages:
         text = text_of(path.read_text(encoding="utf-8"))
         role = re.search(r":(class|func|meth|mod|data|attr):`", text)
-        assert role is None, f"{path.relative_to(site)}: a Sphinx role was left as text: {text[role.start():role.start() + 80]}"
+        assert role is None, (
+            f"{path.relative_to(site)}: a Sphinx role was left as text: {text[role.start() : role.start() + 80]}"
+        )
         assert not re.search(r"={5,} +={5,}", text), f"{path.relative_to(site)}: a reST table was left as text"
     # The tables of actions.py, among others, became HTML tables with their rows.
     engine = page(site, "engine")

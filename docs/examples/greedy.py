@@ -39,6 +39,8 @@ def policy(observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
     # Never illegal: where the choice is not legal, the first legal action.
     legal = masks[np.arange(len(actions)), actions]
     return np.where(legal, actions, masks.argmax(axis=1))
+
+
 # --8<-- [end:policy]
 
 
@@ -51,9 +53,7 @@ class ColumnGreedy:
         self.name = "column-greedy"
         self.columns = rules.column_rule
 
-    def __call__(
-        self, observations: np.ndarray, masks: np.ndarray
-    ) -> np.ndarray:
+    def __call__(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
         actions = policy(observations, masks)
         if not self.columns:
             return actions  # no columns to build: plain greedy play
@@ -77,4 +77,6 @@ class ColumnGreedy:
         actions = np.where(kept & joins.any(axis=1), REPLACE + slot, actions)
         legal = masks[rows, actions]
         return np.where(legal, actions, masks.argmax(axis=1))
+
+
 # --8<-- [end:class]

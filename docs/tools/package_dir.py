@@ -24,9 +24,9 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import tomllib
 from pathlib import Path
 
+import tomllib
 from markdown import Extension, Markdown
 from markdown.preprocessors import Preprocessor
 from mkdocs.config.defaults import MkDocsConfig

@@ -19,6 +19,7 @@ does not read are rewritten in every docstring once the package is loaded:
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 from typing import Any
@@ -43,7 +44,7 @@ class RstMarkup(griffe.Extension):
         while stack:
             obj = stack.pop()
             if obj.docstring is not None:
-                obj.docstring.value = to_markdown(obj.docstring.value, lambda name: _resolve(obj, name, loader))
+                obj.docstring.value = to_markdown(obj.docstring.value, functools.partial(_resolve, obj, loader=loader))
             stack.extend(member for member in obj.members.values() if not member.is_alias)
 
 
