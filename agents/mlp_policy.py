@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import warnings
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +22,7 @@ from skyjo_env.agents.advice import ADVICE_SIZE, check_advisor, with_advice
 from skyjo_env.observation import num_players
 from skyjo_env.rules import Rules
 
-ACTIVATIONS = {
+ACTIVATIONS: dict[str, Callable[[np.ndarray], np.ndarray]] = {
     "tanh": np.tanh,
     "relu": lambda x: np.maximum(x, 0.0, out=x),
 }
@@ -131,7 +132,7 @@ class MLPPolicy:
     # ------------------------------------------------------------------ files
     def save(self, path: str | Path) -> None:
         """Write weights and metadata to one ``.npz`` file."""
-        arrays = {f"w{i}": w for i, (w, _) in enumerate(self.weights)}
+        arrays: dict[str, Any] = {f"w{i}": w for i, (w, _) in enumerate(self.weights)}
         arrays |= {f"b{i}": b for i, (_, b) in enumerate(self.weights)}
         header = {
             "format": "skyjo-env/mlp-policy",

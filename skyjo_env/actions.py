@@ -40,7 +40,7 @@ def flip(slot: int) -> int:
     return FLIP + slot
 
 
-def action_name(action: int) -> str:
+def action_name(action: int | np.integer) -> str:
     """Human-readable name of an action id, e.g. ``"replace 5"``."""
     a = int(action)
     if a == DRAW:

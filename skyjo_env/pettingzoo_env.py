@@ -130,7 +130,7 @@ class ActionIdWrapper(wrappers.BaseWrapper):
 class raw_env(AECEnv, EzPickle):
     """Skyjo as a PettingZoo AEC environment; see the module docstring."""
 
-    metadata = {
+    metadata: dict[str, Any] = {
         "name": "skyjo_v0",
         "render_modes": ["human", "ansi", "rgb_array"],
         "is_parallelizable": False,
@@ -163,7 +163,7 @@ class raw_env(AECEnv, EzPickle):
         self.render_mode = render_mode
         self.max_steps = max_steps
         self.possible_agents = [f"player_{i}" for i in range(rules.num_players)]
-        self.agents = []
+        self.agents: list[str] = []
         self.action_spaces = {a: action_space() for a in self.possible_agents}
         self.observation_spaces = {
             a: gymnasium.spaces.Dict(
@@ -190,7 +190,7 @@ class raw_env(AECEnv, EzPickle):
         self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
         self.terminations = dict.fromkeys(self.agents, False)
         self.truncations = dict.fromkeys(self.agents, False)
-        self.infos = {a: {} for a in self.agents}
+        self.infos: dict[str, dict[str, Any]] = {a: {} for a in self.agents}
         self._mask = None
         self.agent_selection = self.possible_agents[int(self.engine.current[0])]
 

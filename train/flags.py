@@ -139,7 +139,10 @@ def _argparse_options(field: dataclasses.Field, hint: Any) -> dict[str, Any]:
     else:
         one = hint
     metavar = field.metadata.get("metavar", _METAVARS.get(one, field.name.upper()))
-    one = field.metadata.get("type", _number(one) if one in _METAVARS else one)
+    if "type" in field.metadata:
+        one = field.metadata["type"]
+    elif one in _METAVARS:
+        one = _number(one)
     options["type"] = _or_none(one) if optional else one
     if "choices" not in options:
         options["metavar"] = metavar
@@ -155,7 +158,7 @@ def _without_none(hint: Any) -> tuple[bool, Any]:
     return False, hint
 
 
-def _number(kind: type) -> Callable[[str], Any]:
+def _number(kind: Callable[[str], Any]) -> Callable[[str], Any]:
     """argparse type for ``int`` or ``float`` with a message that names the value."""
 
     def parse(text: str) -> Any:

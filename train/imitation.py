@@ -20,10 +20,12 @@ import numpy as np
 import torch
 from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 
+from skyjo_env.actions import NUM_ACTIONS
 from skyjo_env.agents.advice import ADVICE_SIZE, with_advice
 from skyjo_env.agents.base import Policy
+from skyjo_env.learner_games import LearnerGames
+from skyjo_env.observation import size
 from skyjo_env.rules import Rules
-from skyjo_env.sb3_vec_env import SkyjoSB3VecEnv
 
 
 @dataclass
@@ -63,20 +65,20 @@ def collect(
         num_envs = min(1024, max(1, samples // 500))
     if samples < num_envs:
         raise ValueError(f"samples={samples} is too few; collect at least num_envs={num_envs}")
-    env = SkyjoSB3VecEnv(num_envs, rules, opponents=[teacher], reward=reward, reward_scale=reward_scale, seed=seed)
+    games = LearnerGames(num_envs, rules, opponents=[teacher], reward=reward, reward_scale=reward_scale, seed=seed)
     steps = samples // num_envs
-    width = env.observation_space.shape[0] + (ADVICE_SIZE if advice else 0)
+    width = size(rules.num_players) + (ADVICE_SIZE if advice else 0)
     observations = np.zeros((steps, num_envs, width), dtype=np.float32)
-    masks = np.zeros((steps, num_envs, env.action_space.n), dtype=bool)
+    masks = np.zeros((steps, num_envs, NUM_ACTIONS), dtype=bool)
     actions = np.zeros((steps, num_envs), dtype=np.int64)
     rewards = np.zeros((steps, num_envs), dtype=np.float32)
     dones = np.zeros((steps, num_envs), dtype=bool)
-    obs = env.reset()
+    obs = games.reset()
     for t in range(steps):
-        masks[t] = env.action_masks()
+        masks[t] = games.action_masks()
         actions[t] = teacher(obs, masks[t])
         observations[t] = with_advice(advice, obs, masks[t], rules) if advice else obs
-        obs, rewards[t], dones[t], _ = env.step(actions[t])
+        obs, rewards[t], dones[t], _ = games.step(actions[t])
         if progress is not None:
             progress((t + 1) * num_envs)
     returns = np.zeros_like(rewards)
@@ -152,5 +154,6 @@ def agreement(policy: MaskableActorCriticPolicy, demos: Demonstrations, limit: i
     n = min(limit, len(demos))
     with torch.no_grad():
         dist = policy.get_distribution(torch.as_tensor(demos.observations[:n]), action_masks=demos.masks[:n])
-        chosen = dist.distribution.probs.argmax(dim=1).numpy()
+        probs: torch.Tensor = dist.distribution.probs  # type: ignore[union-attr]  # a Categorical for Discrete actions
+        chosen = probs.argmax(dim=1).numpy()
     return float(np.mean(chosen == demos.actions[:n]))

@@ -22,6 +22,7 @@ from typing import Any
 import torch
 from sb3_contrib import MaskablePPO
 from stable_baselines3.common.callbacks import BaseCallback, CallbackList
+from stable_baselines3.common.vec_env import VecEnv
 from threadpoolctl import threadpool_limits
 
 from skyjo_env.agents import specs
@@ -170,7 +171,7 @@ class Run:
         self.env = SkyjoSB3VecEnv(
             config.num_envs, rules, reward=config.reward, reward_scale=config.reward_scale, seed=config.seed
         )
-        self.venv = (
+        self.venv: VecEnv = (
             ShapedReward(self.env, config.players, config.gamma, config.reward_scale) if config.shaping else self.env
         )
         if config.advice is not None:
@@ -233,8 +234,8 @@ class Run:
             self.model.logger.record(f"eval/win_rate_vs_{name}", f["win_rate"])
             self.model.logger.record(f"eval/game_total_vs_{name}", f["mean_game_total"])
         self.model.logger.dump(timesteps)
-        with open(self.out / "eval.jsonl", "a") as f:
-            f.write(json.dumps({"timesteps": int(timesteps), "vs": figures}) + "\n")
+        with open(self.out / "eval.jsonl", "a") as log:
+            log.write(json.dumps({"timesteps": int(timesteps), "vs": figures}) + "\n")
         self.say(
             f"evaluation at {timesteps:,} steps ({self.config.eval_games:,} games each), win rate vs {describe(figures)}"
         )

@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 import gymnasium as gym
+import numpy as np
 import torch
 from ray.rllib.core.columns import Columns
 from ray.rllib.core.rl_module.apis import ValueFunctionAPI
@@ -57,7 +58,7 @@ class MaskedActorCritic(TorchRLModule, ValueFunctionAPI):
             raise ValueError(f"MaskedActorCritic needs a Discrete action space, got {self.action_space}")
         config = self.model_config or {}
         hidden = tuple(int(w) for w in config.get("hidden", DEFAULT_HIDDEN))
-        inputs = int(space["observation"].shape[0])
+        inputs = int(np.prod(space["observation"].shape or ()))
         self.pi = mlp(inputs, hidden, int(self.action_space.n))
         self.vf = mlp(inputs, hidden, 1)
 

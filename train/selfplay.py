@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
@@ -22,8 +23,9 @@ from skyjo_env.train.config import SELF
 
 def actor_weights(policy: torch.nn.Module) -> list[tuple[np.ndarray, np.ndarray]]:
     """The actor layers ``[(W, b), ...]`` (``W`` as ``(in, out)``) of an SB3 actor-critic policy."""
-    layers = [m for m in policy.mlp_extractor.policy_net if isinstance(m, torch.nn.Linear)]
-    layers.append(policy.action_net)
+    sb3: Any = policy  # an ActorCriticPolicy: torch's Module types its submodules as Module | Tensor
+    layers = [m for m in sb3.mlp_extractor.policy_net if isinstance(m, torch.nn.Linear)]
+    layers.append(sb3.action_net)
     return [(m.weight.detach().cpu().numpy().T.copy(), m.bias.detach().cpu().numpy().copy()) for m in layers]
 
 

@@ -128,7 +128,7 @@ def add_serve_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--port", type=int_range(0, 65535), default=8000, help="port (default 8000; 0: any free port)")
     parser.add_argument("--games-dir", default=DEFAULT_GAMES_DIR, metavar="DIR",
                         help=f"folder the games are saved in, to resume after a restart (default {DEFAULT_GAMES_DIR})")  # fmt: skip
-    parser.error = _one_line_error  # type: ignore[method-assign]
+    parser.error = _one_line_error
     parser.set_defaults(func=serve)
 
 

@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import numpy as np
 from stable_baselines3.common.vec_env import VecEnv, VecEnvWrapper
+from stable_baselines3.common.vec_env.base_vec_env import VecEnvStepReturn
 
 from skyjo_env.cards import COUNTS, MAX_VALUE, SLOTS, VALUES
 from skyjo_env.observation import GRID_FEATURES, layout
+from skyjo_env.train.advised_env import action_masks_of, observations_of
 
 
 def expected_lead(observations: np.ndarray, players: int) -> np.ndarray:
@@ -40,17 +42,17 @@ class ShapedReward(VecEnvWrapper):
         self._phi = np.zeros(venv.num_envs, dtype=np.float32)
 
     def reset(self) -> np.ndarray:
-        obs = self.venv.reset()
+        obs = observations_of(self.venv.reset())
         self._phi = self.scale * expected_lead(obs, self.players)
         return obs
 
-    def step_wait(self):
+    def step_wait(self) -> VecEnvStepReturn:
         obs, rewards, dones, infos = self.venv.step_wait()
-        phi = self.scale * expected_lead(obs, self.players)  # after a game ends: the new game's
+        phi = self.scale * expected_lead(observations_of(obs), self.players)  # after a game ends: the new game's
         next_phi = np.where(dones, np.float32(0.0), phi)
         shaped = rewards + self.gamma * next_phi - self._phi
         self._phi = phi
         return obs, shaped.astype(np.float32), dones, infos
 
     def action_masks(self) -> np.ndarray:
-        return self.venv.action_masks()
+        return action_masks_of(self.venv)

@@ -1,17 +1,12 @@
-"""MkDocs hook: the package as installed, from pyproject.toml's ``package-dir``, for the site.
+"""MkDocs hook: the package as installed, for the site (the layout: .ci/installed_layout.py).
 
-pyproject.toml maps three folders onto one import namespace (``[tool.setuptools.package-dir]``:
-``skyjo_env/`` is ``skyjo_env``, ``agents/`` is ``skyjo_env.agents``, ``train/`` is
-``skyjo_env.train``). Griffe, mkdocstrings' Python reader, finds modules by their place on disk, so
-in the source tree it finds no ``skyjo_env.agents``. (Its support for setuptools' editable installs
-does not help: it takes the parent folder of every value of the editable finder's ``MAPPING`` as a
-search path and drops the keys, so ``agents/`` turns up as a top-level package ``agents``.)
-
-Before every build this hook mirrors the installed layout in :data:`TREE` with symbolic links into
-the checkout: ``skyjo_env/`` holds a link to each entry of the source ``skyjo_env/`` plus the links
-``agents -> agents/`` and ``train -> train/``. The handler's ``paths`` option points there
-(mkdocs.yml). The mapping is read from pyproject.toml, so a folder added there needs no change
-here; nothing is installed or copied, and ``mkdocs serve`` shows edited source at once.
+Griffe, mkdocstrings' Python reader, finds modules by their place on disk, so in the source tree it
+finds no ``skyjo_env.agents`` (pyproject.toml's ``package-dir`` maps ``agents/`` there). Its support
+for setuptools' editable installs does not help: it takes the parent folder of every value of the
+editable finder's ``MAPPING`` as a search path and drops the keys, so ``agents/`` turns up as a
+top-level package ``agents``. Before every build this hook mirrors the installed layout in
+:data:`TREE` with symbolic links into the checkout (:func:`installed_layout.mirror`); the
+handler's ``paths`` option points there (mkdocs.yml).
 
 The same mapping turns links to source files in included Markdown (RULES.md links
 ``skyjo_env/observation.py``, a path that works on the repository's web page) into links to that
@@ -21,12 +16,10 @@ autorefs cross-reference. A linked module that the site does not document fails 
 
 from __future__ import annotations
 
-import os
+import importlib.util
 import re
-import shutil
 from pathlib import Path
 
-import tomllib
 from markdown import Extension, Markdown
 from markdown.preprocessors import Preprocessor
 from mkdocs.config.defaults import MkDocsConfig
@@ -34,56 +27,6 @@ from mkdocs.plugins import event_priority
 
 #: The mirrored tree, relative to the folder of mkdocs.yml (``build/`` is git-ignored).
 TREE = Path("build", "docs-packages")
-
-
-def planned_links(root: Path, package_dir: dict[str, str]) -> dict[Path, Path]:
-    """Link (relative to the tree) -> target, for every entry of the installed layout.
-
-    A package with no mapped subpackage is one link to its folder. A package with mapped
-    subpackages becomes a real folder holding a link to each of its folder's entries and the
-    subpackages' links. Every mapped subpackage's parent package must be mapped too.
-    """
-    for name in package_dir:
-        parent = name.rpartition(".")[0]
-        if parent and parent not in package_dir:
-            raise ValueError(f"package-dir maps {name!r} but not its parent package {parent!r}")
-    links: dict[Path, Path] = {}
-    for name, folder in package_dir.items():
-        parts = name.split(".")
-        children = {other.rpartition(".")[2] for other in package_dir if other.rpartition(".")[0] == name}
-        source = (root / folder).resolve()
-        if not children:
-            links[Path(*parts)] = source
-            continue
-        for entry in source.iterdir():
-            if entry.name not in children and entry.name != "__pycache__":
-                links[Path(*parts, entry.name)] = entry
-    return links
-
-
-def sync_tree(tree: Path, links: dict[Path, Path]) -> None:
-    """Make ``tree`` hold exactly ``links``, changing only what differs (an unchanged tree is left alone)."""
-    for link, target in links.items():
-        path = tree / link
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if path.is_symlink() and Path(os.readlink(path)) == target:
-            continue
-        if path.is_symlink() or path.is_file():
-            path.unlink()
-        elif path.is_dir():
-            shutil.rmtree(path)
-        path.symlink_to(target, target_is_directory=target.is_dir())
-    wanted = {tree / link for link in links}
-    folders = {parent for path in wanted for parent in path.parents if tree in parent.parents}
-    for folder, dirnames, filenames in os.walk(tree, topdown=False):  # symlinked folders are not entered
-        for name in dirnames + filenames:
-            path = Path(folder, name)
-            if path in wanted or path in folders:
-                continue
-            if path.is_symlink() or path.is_file():
-                path.unlink()
-            else:
-                path.rmdir()
 
 
 def source_modules(root: Path, package_dir: dict[str, str]) -> dict[str, str]:
@@ -126,8 +69,16 @@ class _SourceLinkPreprocessor(Preprocessor):
 def on_config(config: MkDocsConfig) -> MkDocsConfig:
     """Mirror the installed layout under :data:`TREE`; add the :class:`SourceLinks` Markdown extension."""
     root = Path(config.config_file_path).parent
-    with open(root / "pyproject.toml", "rb") as file:
-        package_dir = tomllib.load(file)["tool"]["setuptools"]["package-dir"]
-    sync_tree(root / TREE, planned_links(root, package_dir))
-    config.markdown_extensions.append(SourceLinks(source_modules(root, package_dir)))
+    layout = _installed_layout(root)
+    layout.mirror(root, root / TREE)
+    config.markdown_extensions.append(SourceLinks(source_modules(root, layout.package_dir(root))))
     return config
+
+
+def _installed_layout(root: Path):  # a module loaded from its file
+    """The module .ci/installed_layout.py (a script folder, not a package)."""
+    spec = importlib.util.spec_from_file_location("installed_layout", root / ".ci" / "installed_layout.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
