@@ -51,6 +51,8 @@ def test_wilson_interval_known_values():
     for wins, n in [(1, 3), (97, 100), (5000, 10000)]:
         low, high = wilson_interval(wins, n)
         assert low < wins / n < high
+    for n in range(1, 300):  # no rounding leaves 0 or n successes outside their interval
+        assert wilson_interval(0, n)[0] == 0.0 and wilson_interval(n, n)[1] == 1.0
     for bad in [(1, 0), (-1, 5), (6, 5)]:
         with pytest.raises(ValueError):
             wilson_interval(*bad)
