@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
+from skyjo_env.rules import Rules
 from skyjo_env.train.tournament import AgentResult, TournamentResult
 
 #: Columns of the CSV file and of :func:`table_rows`, in order.
@@ -30,7 +31,7 @@ def title(result: TournamentResult) -> str:
             "left out of the figures)"
         )
     )
-    return f"{games}, {result.players} players, seed {result.seed}, rules {_rules_text(result)}, {result.seconds:.1f} s"
+    return f"{games}, {result.players} players, seed {result.seed}, rules {rules_text(result.rules)}, {result.seconds:.1f} s"
 
 
 def table_rows(result: TournamentResult) -> list[list[str]]:
@@ -167,7 +168,8 @@ def save(result: TournamentResult, out_dir: str | Path) -> dict[str, Path]:
     return paths
 
 
-def _rules_text(result: TournamentResult) -> str:
-    default = type(result.rules)(num_players=result.players)
-    changed = {k: v for k, v in result.rules.to_dict().items() if getattr(default, k) != v}
+def rules_text(rules: Rules) -> str:
+    """The options of ``rules`` that differ from the defaults (``k=v, ...``), or ``default``."""
+    default = Rules(num_players=rules.num_players)
+    changed = {k: v for k, v in rules.to_dict().items() if getattr(default, k) != v}
     return ", ".join(f"{k}={v}" for k, v in changed.items()) or "default"
