@@ -183,5 +183,6 @@ def test_one_progress_bar_can_span_several_tournaments():
             run_tournament([agents.make("threshold"), agents.make("counting")], 2, 4, seed=seed, progress=bar)
         assert bar.done == 8
     lines = stream.getvalue().splitlines()
-    assert lines[0] == "two tournaments: started (8 games)" and lines[-1].startswith("two tournaments: 8/8 games (100%)")
+    assert lines[0] == "two tournaments: started (8 games)"
+    assert lines[-1].startswith("two tournaments: 8/8 games (100%)")
     assert not any("player games" in line for line in lines)  # no bar of their own

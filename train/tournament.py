@@ -201,8 +201,12 @@ def _play(
     round_game: list[np.ndarray] = []
     round_score: list[np.ndarray] = []
     active = np.arange(G)
-    shared = isinstance(progress, Progress)
-    with contextlib.nullcontext(progress) if shared else Progress(G, f"{P}-player games", "games", enabled=progress) as bar:
+    with contextlib.ExitStack() as opened:  # a bar of its own is closed at the end, a given one left open
+        bar = (
+            progress
+            if isinstance(progress, Progress)
+            else opened.enter_context(Progress(G, f"{P}-player games", "games", enabled=progress))
+        )
         while active.size:
             who = seats[active, engine.current[active].astype(np.int64)]
             result = play_policies(engine, active, agents, who, role="agent")
