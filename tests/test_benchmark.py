@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import subprocess
 import sys
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -144,6 +146,13 @@ def test_the_stored_scale_is_current_and_anchored():
     assert stored["ratings"] == pytest.approx(ratings)  # what the file shows is what it fits to
     assert {o.games for o in calibration.outcomes} == {QUICK.scale.games}
     assert len(calibration.outcomes) == len(QUICK.scale.matches())
+
+
+def test_the_leaderboard_is_for_the_current_full_suite():
+    page = (Path(__file__).resolve().parents[1] / "docs" / "leaderboard.md").read_text()
+    assert f"version `{FULL.version}`" in page and f"scale version `{FULL.scale.version}`" in page, (
+        "docs/leaderboard.md is for another suite version: run python benchmarks/leaderboard.py"
+    )
 
 
 # ---------------------------------------------------------------------------- versions
@@ -321,3 +330,14 @@ def test_a_policy_object_is_benchmarked_as_it_is(tiny):
         [m.agent.win_rate for m in run_benchmark("threshold", tiny, players=[2], progress=False).matches]
     )  # a deterministic agent plays the same games as its spec
     assert np.isfinite(card.rating.value)
+
+
+def test_the_guide_s_own_agent_file_benchmarks(tiny, tmp_path):
+    """docs/leaderboard.md's example agent, saved as my_agent.py and named by its FILE:ATTR spec."""
+    guide = (Path(__file__).resolve().parents[1] / "docs" / "leaderboard.md").read_text()
+    (example,) = re.findall(r"```python\n(.*?)```", guide, flags=re.S)
+    (tmp_path / "my_agent.py").write_text(example)
+    card = run_benchmark(f"{tmp_path / 'my_agent.py'}:make_agent", tiny, players=[2], progress=False)
+    assert card.agent == "keep-low" and card.matches[0].result.unfinished == 0
+    assert card.matches[0].agent.win_rate > 0.5  # it beats random
+    assert card.calibration.ratings()["random"] < card.rating.value < card.calibration.ratings()["counting"]
