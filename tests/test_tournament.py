@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import io
 import json
 import math
 from itertools import combinations
@@ -12,6 +13,7 @@ import pytest
 
 from skyjo_env import Rules, agents
 from skyjo_env.actions import FLIP, REPLACE, TAKE
+from skyjo_env.train.progress import Progress
 from skyjo_env.train.report import CSV_FIELDS, markdown_table, save
 from skyjo_env.train.stats import mean_interval, wilson_interval
 from skyjo_env.train.tournament import labels, lineups, run_tournament
@@ -49,6 +51,8 @@ def test_wilson_interval_known_values():
     for wins, n in [(1, 3), (97, 100), (5000, 10000)]:
         low, high = wilson_interval(wins, n)
         assert low < wins / n < high
+    for n in range(1, 300):  # no rounding leaves 0 or n successes outside their interval
+        assert wilson_interval(0, n)[0] == 0.0 and wilson_interval(n, n)[1] == 1.0
     for bad in [(1, 0), (-1, 5), (6, 5)]:
         with pytest.raises(ValueError):
             wilson_interval(*bad)
@@ -160,3 +164,25 @@ def test_reports_are_written(small_result, tmp_path):
     assert paths["plot"].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     table = markdown_table(small_result)
     assert table.count("\n") == 1 + 1 + 2 and "counting" in table.splitlines()[2]  # best rating first
+
+
+def test_tied_winners_share_one_win():
+    """R20: all tied lowest totals win; their win shares split that one win, so every game hands out exactly 1."""
+    r = run_tournament([agents.make("counting"), agents.make("counting")], 2, 400, seed=0, progress=False)
+    a, b = r.agents
+    ties = a.wins + b.wins - r.games  # with 2 players, a game both seats win is a tie
+    assert ties > 0
+    assert a.win_shares == a.wins - ties / 2 and b.win_shares == b.wins - ties / 2
+    assert a.to_dict()["win_shares"] == a.win_shares
+
+
+def test_one_progress_bar_can_span_several_tournaments():
+    stream = io.StringIO()
+    with Progress(8, "two tournaments", "games", stream=stream) as bar:
+        for seed in (0, 1):
+            run_tournament([agents.make("threshold"), agents.make("counting")], 2, 4, seed=seed, progress=bar)
+        assert bar.done == 8
+    lines = stream.getvalue().splitlines()
+    assert lines[0] == "two tournaments: started (8 games)"
+    assert lines[-1].startswith("two tournaments: 8/8 games (100%)")
+    assert not any("player games" in line for line in lines)  # no bar of their own

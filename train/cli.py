@@ -23,6 +23,7 @@ from typing import Any
 
 from skyjo_env.train.arguments import add_rule_arguments, agent_spec, build_agents, int_range, require, rules_from_args
 from skyjo_env.train.backends import BACKENDS, shared_defaults
+from skyjo_env.train.benchmark import add_benchmark_parser
 from skyjo_env.train.flags import add_flags
 from skyjo_env.train.serve import add_serve_parser
 
@@ -168,6 +169,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_train_parser(subparsers)
     add_play_parser(subparsers)
     add_serve_parser(subparsers)
+    add_benchmark_parser(subparsers)
     return parser
 
 

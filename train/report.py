@@ -9,7 +9,8 @@ from pathlib import Path
 
 import numpy as np
 
-from skyjo_env.train.tournament import TournamentResult
+from skyjo_env.rules import Rules
+from skyjo_env.train.tournament import AgentResult, TournamentResult
 
 #: Columns of the CSV file and of :func:`table_rows`, in order.
 CSV_FIELDS = (
@@ -30,7 +31,7 @@ def title(result: TournamentResult) -> str:
             "left out of the figures)"
         )
     )
-    return f"{games}, {result.players} players, seed {result.seed}, rules {_rules_text(result)}, {result.seconds:.1f} s"
+    return f"{games}, {result.players} players, seed {result.seed}, rules {rules_text(result.rules)}, {result.seconds:.1f} s"
 
 
 def table_rows(result: TournamentResult) -> list[list[str]]:
@@ -42,15 +43,22 @@ def table_rows(result: TournamentResult) -> list[list[str]]:
         rows.append([
             a.name,
             str(a.seats),
-            f"{a.win_rate:.3f}",
-            f"{a.win_ci[0]:.4f}–{a.win_ci[1]:.4f}",
-            f"{a.mean_round_score:.2f}",
-            f"{a.round_score_ci[0]:.2f}–{a.round_score_ci[1]:.2f}",
+            *figure_cells(a),
             f"{a.mean_game_total:.1f}",
             f"{a.mean_rounds:.2f}",
             f"{a.rating_mu:.1f} ± {a.rating_sigma:.2f}",
         ])  # fmt: skip
     return rows
+
+
+def figure_cells(agent: AgentResult) -> list[str]:
+    """Win rate, its 95% CI, mean round score and its 95% CI, formatted for a table row."""
+    return [
+        f"{agent.win_rate:.3f}",
+        f"{agent.win_ci[0]:.4f}–{agent.win_ci[1]:.4f}",
+        f"{agent.mean_round_score:.2f}",
+        f"{agent.round_score_ci[0]:.2f}–{agent.round_score_ci[1]:.2f}",
+    ]
 
 
 def caption(result: TournamentResult) -> str:
@@ -63,14 +71,19 @@ def caption(result: TournamentResult) -> str:
 
 def text_table(result: TournamentResult) -> str:
     """The results as an aligned plain-text table with its title and caption (no terminal needed)."""
-    rows = table_rows(result)
+    return text_rows(table_rows(result), title(result), caption(result))
+
+
+def text_rows(rows: list[list[str]], title: str, caption: str) -> str:
+    """A header and rows as an aligned plain-text table, the first column left-aligned and the
+    others right, between its title and its caption."""
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     lines = [
         "  ".join(cell.ljust(w) if i == 0 else cell.rjust(w) for i, (cell, w) in enumerate(zip(row, widths)))
         for row in rows
     ]
     rule = "-" * len(lines[0])
-    return "\n".join([title(result), rule, lines[0], rule, *lines[1:], rule, caption(result)])
+    return "\n".join([title, rule, lines[0], rule, *lines[1:], rule, caption])
 
 
 def print_table(result: TournamentResult) -> None:
@@ -80,9 +93,14 @@ def print_table(result: TournamentResult) -> None:
 
 def markdown_table(result: TournamentResult) -> str:
     """The results as a Markdown table."""
-    header, *rows = table_rows(result)
+    return markdown_rows(table_rows(result))
+
+
+def markdown_rows(rows: list[list[str]]) -> str:
+    """A header and rows as a Markdown table, aligned as :func:`text_rows` aligns them."""
+    header, *body = rows
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join(["---"] + ["---:"] * (len(header) - 1)) + "|"]
-    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    lines += ["| " + " | ".join(row) + " |" for row in body]
     return "\n".join(lines)
 
 
@@ -150,7 +168,8 @@ def save(result: TournamentResult, out_dir: str | Path) -> dict[str, Path]:
     return paths
 
 
-def _rules_text(result: TournamentResult) -> str:
-    default = type(result.rules)(num_players=result.players)
-    changed = {k: v for k, v in result.rules.to_dict().items() if getattr(default, k) != v}
+def rules_text(rules: Rules) -> str:
+    """The options of ``rules`` that differ from the defaults (``k=v, ...``), or ``default``."""
+    default = Rules(num_players=rules.num_players)
+    changed = {k: v for k, v in rules.to_dict().items() if getattr(default, k) != v}
     return ", ".join(f"{k}={v}" for k, v in changed.items()) or "default"

@@ -18,7 +18,9 @@ def wilson_interval(successes: int, trials: int, z: float = Z95) -> tuple[float,
     z2 = z * z
     centre = (rate + z2 / (2 * trials)) / (1 + z2 / trials)
     half = z * math.sqrt(rate * (1 - rate) / trials + z2 / (4 * trials * trials)) / (1 + z2 / trials)
-    return max(0.0, centre - half), min(1.0, centre + half)
+    low = 0.0 if successes == 0 else max(0.0, centre - half)  # exact at the ends, where rounding strays
+    high = 1.0 if successes == trials else min(1.0, centre + half)
+    return low, high
 
 
 def mean_interval(samples: np.ndarray, z: float = Z95) -> tuple[float, float]:

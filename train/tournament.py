@@ -15,7 +15,8 @@ A game still running after ``max_steps`` actions (agents that never end a round)
 counted in ``unfinished`` and left out of every figure.
 
 Figures are per seat taken (a game in which an agent holds two seats counts twice): win rate
-(R20: all tied lowest totals win) with a Wilson 95% interval, mean round score with a 95%
+(R20: all tied lowest totals win) with a Wilson 95% interval, win shares (a win shared by k tied
+seats counts 1/k, so every game hands out one win in all), mean round score with a 95%
 interval, mean game total, mean rounds per game. The pool is rated with OpenSkill's
 Plackett-Luce model, fed every game's ranking of the agents in it, in game order; an agent holding
 several seats is ranked by the mean total of its seats.
@@ -23,6 +24,7 @@ several seats is ranked by the mean total of its seats.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -59,6 +61,7 @@ class AgentResult:
     rating_sigma: float
     rating_ordinal: float  #: mu - 3 sigma, the conservative rating
     seat_counts: list[int]  #: seats taken at each seat index
+    win_shares: float  #: wins, one shared by k tied seats (R20) counted 1/k: a game's shares sum to 1
     round_scores: np.ndarray = field(repr=False)  #: every round score, for plots
 
     def to_dict(self) -> dict[str, Any]:
@@ -80,6 +83,7 @@ class AgentResult:
             "rating_sigma": self.rating_sigma,
             "rating_ordinal": self.rating_ordinal,
             "seat_counts": self.seat_counts,
+            "win_shares": self.win_shares,
         }
 
 
@@ -143,7 +147,7 @@ def run_tournament(
     games: int,
     rules: Rules | None = None,
     seed: int | None = 0,
-    progress: bool = True,
+    progress: bool | Progress = True,
     max_steps: int = 50_000,
 ) -> TournamentResult:
     """Play ``games`` complete games (rounded up to whole line-up blocks) among ``agents``.
@@ -154,7 +158,8 @@ def run_tournament(
         games: at least 1.
         rules: rule options; ``num_players`` is set to ``players``.
         seed: seeds the deals and the line-ups.
-        progress: report finished games (:class:`~skyjo_env.train.progress.Progress`, on stderr).
+        progress: report finished games on a new :class:`~skyjo_env.train.progress.Progress` (on
+            stderr), or on the one given (one bar over several tournaments; left open).
         max_steps: abandon a game after this many actions (see ``unfinished``).
     """
     agents = list(agents)
@@ -184,7 +189,9 @@ class _Play:
     round_score: np.ndarray  # (R,) round scores
 
 
-def _play(agents: list[Policy], seats: np.ndarray, rules: Rules, seed: int, progress: bool, max_steps: int) -> _Play:
+def _play(
+    agents: list[Policy], seats: np.ndarray, rules: Rules, seed: int, progress: bool | Progress, max_steps: int
+) -> _Play:
     G, P = seats.shape
     engine = SkyjoEngine(rules, G, seed=seed, auto_reset=False)
     totals = np.zeros((G, P), dtype=np.int64)
@@ -194,7 +201,12 @@ def _play(agents: list[Policy], seats: np.ndarray, rules: Rules, seed: int, prog
     round_game: list[np.ndarray] = []
     round_score: list[np.ndarray] = []
     active = np.arange(G)
-    with Progress(G, f"{P}-player games", "games", enabled=progress) as bar:
+    with contextlib.ExitStack() as opened:  # a bar of its own is closed at the end, a given one left open
+        bar = (
+            progress
+            if isinstance(progress, Progress)
+            else opened.enter_context(Progress(G, f"{P}-player games", "games", enabled=progress))
+        )
         while active.size:
             who = seats[active, engine.current[active].astype(np.int64)]
             result = play_policies(engine, active, agents, who, role="agent")
@@ -228,6 +240,7 @@ def _summarise(
     round_agent = seats[play.round_game, np.arange(play.round_game.size) % P][keep]
     round_score = play.round_score[keep]
     ratings = _ratings(len(names), seats_done, totals)
+    shares = winners / winners.sum(axis=1, keepdims=True)  # R20: tied winners split the game's one win
     results = []
     for i, name in enumerate(names):
         sat = seats_done == i  # (games, P)
@@ -253,6 +266,7 @@ def _summarise(
                 rating_sigma=sigma,
                 rating_ordinal=mu - 3 * sigma,
                 seat_counts=sat.sum(axis=0).tolist(),
+                win_shares=float(shares[sat].sum()),
                 round_scores=scores,
             )
         )

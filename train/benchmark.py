@@ -1,0 +1,682 @@
+"""The standard benchmark: one command, one report card, one rating on a fixed scale.
+
+``skyjo benchmark SPEC`` (:func:`run_benchmark`) plays any agent spec against a fixed suite of
+reference agents and rates it on a scale on which ``random`` is 0 and ``counting`` is 1000.
+``docs/leaderboard.md`` explains the card and lists every shipped agent.
+
+**Matches.** At each table size P of the suite the agent plays one match against each reference
+X: ``games`` complete games with the agent in one seat and P - 1 copies of X in the others, seats
+rotated by the tournament's line-ups (:func:`~skyjo_env.train.tournament.run_tournament`), so the
+agent holds every seat equally often. The references at P players are ``random``, ``threshold``,
+``counting`` and the registered agent ``ppo-{P}p`` where there is one. An agent trained for another
+player count is skipped at that table size, with a note on the card.
+
+**Rating model.** A game counts once, as the choice of its winner (Luce's choice model, the first
+stage of Plackett-Luce): an agent of strength ``a`` against P - 1 copies of strength ``b`` wins
+with probability ``exp(a) / (exp(a) + (P - 1) exp(b))``, so a win is a win over each of the P - 1
+others and a loss is a loss to the table; at P = 2 this is Bradley-Terry. R20 lets all tied lowest
+totals win; here they split the game's one win (win shares: k tied winners get 1/k each).
+Strengths are maximum-likelihood fits in which every match also counts ``prior_share`` (0.1%) more
+games, won at the even share 1/P: a prior that keeps 0% and 100% win rates finite, and that grows
+with the match, so a match reads the same at any number of games (quick and full suites, and the
+reference matches, agree but for noise).
+
+**The scale** (:class:`Scale`). The references' strengths are fitted from reference-vs-reference
+matches (each pair at each table size; both ways round where P > 2), with ``random`` fixed at 0:
+each one is the maximum-likelihood strength of its own results in the seat it held alone, the
+others held at theirs (:func:`fit_strengths`). This self-consistent fit gives a reference
+benchmarked like any agent its own value back, although one seat against P - 1 copies is not
+exactly what Luce's model says (threshold alone against three counting does worse than counting
+alone against three threshold does better). They are fitted once per scale version and stored in
+:data:`STORED_SCALE`, not replayed each run: the scale is then one published set of numbers, the
+same for the quick and full suites, on every run and machine, and a quick run does not pay for
+the reference matches. (If the stored scale is for another version, a reference has changed: the
+run plays the reference matches itself.) The agent's strength is then fitted alone, the references held fixed, and mapped linearly so that the
+two anchors keep their values (random 0, counting 1000). Its 95% interval (Wald, on the strength)
+is the agent's own sampling error; the references are fixed by definition.
+
+**Versions.** A suite's version hashes its whole definition: games and seed, and its scale's table
+sizes, references, rules, games, seed, prior, anchors, rating model and every reference's identity
+(policy type, shipped weights' sha256, and a fingerprint of its play: a hash of the actions it
+chooses in 9,600 positions of seeded random play, which any change of the agent, the engine or the
+observations alters). The same agent on the same version gets the same card, timings aside.
+
+**Seeds.** The match against the k-th reference (from 0) at P players has seed
+``suite.seed + 100 * P + k``; the reference match of the i-th against the j-th, ``scale.seed + 100
+* P + 10 * i + j``. The seed deals the games and draws the line-ups; the agents at the table get
+seeds from ``numpy.random.SeedSequence(seed)``, the one-seat agent first.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import hashlib
+import json
+import math
+import os
+import re
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from skyjo_env import __version__, agents
+from skyjo_env.agents import pretrained, registry
+from skyjo_env.agents.specs import check_fits
+from skyjo_env.engine import SkyjoEngine
+from skyjo_env.observation import observe
+from skyjo_env.opponents import policy_name
+from skyjo_env.rules import Rules
+from skyjo_env.sampling import sample_mask
+from skyjo_env.train.progress import Progress, duration
+from skyjo_env.train.report import figure_cells, markdown_rows, rules_text, text_rows
+from skyjo_env.train.stats import Z95
+from skyjo_env.train.tournament import AgentResult, TournamentResult, run_tournament
+
+#: Id of the rating model; part of every version, so change it whenever the fit changes meaning.
+RATING_MODEL = "luce-winner-v1"
+#: The references at every table size, before the shipped PPO agent for that size.
+HEURISTICS = ("random", "threshold", "counting")
+#: Where the fitted reference strengths of the current scale version are kept.
+STORED_SCALE = Path(__file__).with_name("benchmark_scale.json")
+#: The benchmarked agent's name in matches and fits (``:`` is in no agent name).
+CANDIDATE = ":candidate"
+#: Games and steps of seeded random play whose positions fingerprint a reference's play.
+FINGERPRINT_POSITIONS = (64, 150)
+#: Figures of the benchmarked agent that a card keeps per match (see :class:`AgentResult`).
+MATCH_FIELDS = (
+    "seats", "wins", "win_rate", "win_ci_low", "win_ci_high", "win_shares", "rounds", "mean_round_score",
+    "round_score_ci_low", "round_score_ci_high", "mean_game_total", "mean_rounds",
+)  # fmt: skip
+
+
+def _check_games(games: int, players: Sequence[int], what: str) -> None:
+    if isinstance(games, bool) or not isinstance(games, int) or games < 1 or any(games % p for p in players):
+        raise ValueError(f"{what} games={games!r}: use a positive multiple of every table size {tuple(players)}")
+
+
+@dataclass(frozen=True)
+class Match:
+    """``agent`` in one seat against ``players - 1`` copies of ``opponent``: ``games`` games from ``seed``."""
+
+    players: int
+    agent: str  #: an agent spec, or :data:`CANDIDATE`
+    opponent: str
+    games: int
+    seed: int
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a match tells the fit: ``agent``'s win shares in ``games`` finished games."""
+
+    players: int
+    agent: str
+    opponent: str
+    games: int
+    win_shares: float
+    seed: int  #: the match's seed (a record; the fit does not use it)
+
+    @classmethod
+    def of(cls, match: Match, result: TournamentResult) -> Outcome:
+        """The outcome of ``match``, played as ``result`` (the one-seat agent listed first)."""
+        return cls(match.players, match.agent, match.opponent, result.games, result.agents[0].win_shares, match.seed)
+
+
+@dataclass(frozen=True)
+class Scale:
+    """The fixed rating scale: references, table sizes, rules, reference matches, prior, anchors."""
+
+    players: tuple[int, ...] = (2, 3, 4, 6)
+    heuristics: tuple[str, ...] = HEURISTICS
+    rules: Rules = Rules()  #: every option but ``num_players``, which each table sets
+    games: int = 12_000  #: per reference-vs-reference match
+    seed: int = 10_000
+    prior_share: float = 0.001  #: virtual games per match, as a share of its games, won at the even share 1/P
+    anchors: tuple[tuple[str, float], tuple[str, float]] = (("random", 0.0), ("counting", 1000.0))
+
+    def __post_init__(self) -> None:
+        if (
+            not self.players
+            or len(set(self.players)) != len(self.players)
+            or not all(2 <= p <= 8 for p in self.players)
+        ):
+            raise ValueError(f"players={self.players!r}: use distinct table sizes from 2 to 8 (R2)")
+        _check_games(self.games, self.players, "scale")
+        if not self.prior_share > 0:
+            raise ValueError(f"prior_share={self.prior_share!r}: use a positive number (it keeps ratings finite)")
+        (low, low_value), (high, high_value) = self.anchors
+        if low == high or not {low, high} <= set(self.heuristics) or low_value == high_value:
+            raise ValueError(f"anchors={self.anchors!r}: use two different heuristics with different values")
+
+    def table(self, players: int) -> Rules:
+        """The rules at a table of ``players`` seats."""
+        return Rules.from_dict({**self.rules.to_dict(), "num_players": players})
+
+    def rule_options(self) -> dict[str, Any]:
+        """The rules, JSON-ready, without ``num_players``."""
+        return {k: v for k, v in self.rules.to_dict().items() if k != "num_players"}
+
+    def references(self, players: int) -> tuple[str, ...]:
+        """The references at ``players`` seats: the heuristics, then ``ppo-{players}p`` if registered."""
+        shipped = f"ppo-{players}p"
+        return self.heuristics + ((shipped,) if shipped in agents.names() else ())
+
+    def matches(self) -> list[Match]:
+        """The reference-vs-reference matches that fix the references' strengths."""
+        out = []
+        for p in self.players:
+            names = self.references(p)
+            for i, a in enumerate(names):
+                for j, b in enumerate(names):
+                    if i != j and (p > 2 or i < j):  # at 2 players, a against b is b against a
+                        out.append(Match(p, a, b, self.games, self.seed + 100 * p + 10 * i + j))
+        return out
+
+    def definition(self) -> dict[str, Any]:
+        """Everything the scale's numbers depend on, JSON-ready."""
+        return {
+            "players": list(self.players),
+            "references": {str(p): {n: identity(n, self.table(p)) for n in self.references(p)} for p in self.players},
+            "rules": self.rule_options(),
+            "games": self.games,
+            "seed": self.seed,
+            "prior_share": self.prior_share,
+            "anchors": dict(self.anchors),
+            "rating_model": RATING_MODEL,
+        }
+
+    @property
+    def version(self) -> str:
+        """A hash of :meth:`definition`."""
+        return _digest(self.definition())
+
+
+@dataclass(frozen=True)
+class Suite:
+    """A benchmark suite: ``games`` per match against every reference of ``scale``, from ``seed``."""
+
+    id: str
+    games: int  #: per match, a multiple of every table size (whole seat rotations)
+    seed: int
+    scale: Scale = Scale()
+
+    def __post_init__(self) -> None:
+        _check_games(self.games, self.scale.players, f"suite {self.id!r}")
+
+    def matches(self, players: Sequence[int]) -> list[Match]:
+        """The benchmarked agent's matches at the table sizes ``players``."""
+        return [
+            Match(p, CANDIDATE, name, self.games, self.seed + 100 * p + k)
+            for p in players
+            for k, name in enumerate(self.scale.references(p))
+        ]
+
+    def definition(self) -> dict[str, Any]:
+        """Everything a card on this suite depends on, but the agent; JSON-ready."""
+        return {"id": self.id, "games": self.games, "seed": self.seed, "scale": self.scale.definition()}
+
+    @property
+    def version(self) -> str:
+        """A hash of :meth:`definition`."""
+        return _digest(self.definition())
+
+
+QUICK = Suite("quick", games=1200, seed=0)
+FULL = Suite("full", games=6000, seed=1000)
+SUITES = {s.id: s for s in (QUICK, FULL)}
+
+
+def _digest(definition: dict[str, Any]) -> str:
+    return hashlib.sha256(json.dumps(definition, sort_keys=True).encode()).hexdigest()[:12]
+
+
+def identity(name: str, rules: Rules) -> dict[str, str]:
+    """What pins the registered agent ``name`` down at a table under ``rules``: its policy type, the
+    sha256 of its shipped weights where it has them, and a fingerprint of its play."""
+    return dict(_identity(registry.factory(name), name, rules))
+
+
+@functools.cache
+def _identity(factory: Any, name: str, rules: Rules) -> tuple[tuple[str, str], ...]:
+    """:func:`identity`, cached per registered object (re-registering a name is a new identity)."""
+    policy = agents.make(name, rules=rules, seed=0)
+    found = {"type": f"{type(policy).__module__}.{type(policy).__qualname__}", "play": _fingerprint(policy, rules)}
+    if name in pretrained.available():
+        found["weights_sha256"] = hashlib.sha256(pretrained.path(name).read_bytes()).hexdigest()[:16]
+    return tuple(found.items())
+
+
+def _fingerprint(policy: Any, rules: Rules) -> str:
+    """A hash of the actions ``policy`` chooses in :data:`FINGERPRINT_POSITIONS` positions of seeded
+    random play (any change of the agent, the engine or the observations alters it)."""
+    games, steps = FINGERPRINT_POSITIONS
+    engine = SkyjoEngine(rules, games, seed=0)
+    rng = np.random.default_rng(0)
+    digest = hashlib.sha256()
+    for _ in range(steps):
+        masks = engine.legal_mask()
+        digest.update(np.asarray(policy(observe(engine, engine.current), masks)).astype("<i8").tobytes())
+        engine.step(sample_mask(masks, rng))
+    return digest.hexdigest()[:16]
+
+
+# ---------------------------------------------------------------------------- the fit
+def fit_strengths(
+    outcomes: Sequence[Outcome], fixed: Mapping[str, float], prior_share: float
+) -> dict[str, tuple[float, float]]:
+    """Strengths, with standard errors, of the agents of ``outcomes`` not in ``fixed``: each one the
+    maximum-likelihood strength of its own results in the seat it held alone, the others held at
+    theirs (the module's model; at 2 players both seats are held alone).
+
+    For one free agent this is its maximum-likelihood fit; for several (the references) it is the
+    self-consistent solution, so that a reference rated like any other agent gets its own strength
+    back, although Luce's model does not fit the one-against-copies asymmetry of Skyjo exactly.
+    Every outcome also counts ``prior_share`` times its games more, won at the even share 1/P.
+    The standard error is that of each agent's own fit.
+    """
+    views = [*outcomes, *(Outcome(2, o.opponent, o.agent, o.games, o.games - o.win_shares, o.seed)
+                          for o in outcomes if o.players == 2)]  # fmt: skip
+    views = [v for v in views if v.agent not in fixed]
+    free = sorted({v.agent for v in views})
+    unseated = {v.opponent for v in views} - set(free) - set(fixed)
+    if unseated:
+        raise ValueError(f"no outcome seats {sorted(unseated)} alone, and no strength is fixed for them")
+    index = {name: i for i, name in enumerate(free)}
+    solo = np.array([index[v.agent] for v in views], dtype=np.int64)
+    against = np.array([index.get(v.opponent, -1) for v in views], dtype=np.int64)  # -1: a fixed opponent
+    offset = np.array([fixed.get(v.opponent, 0.0) + math.log(v.players - 1) for v in views])  # P - 1 copies
+    games = np.array([v.games * (1 + prior_share) for v in views])
+    wins = np.array([v.win_shares + v.games * prior_share / v.players for v in views])
+
+    def equations(s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Each free agent's score (observed minus expected wins in its seats alone) and their Jacobian."""
+        z = s[solo] - np.where(against >= 0, s[against], 0.0) - offset
+        p = np.exp(-np.logaddexp(0, -z))  # the win probability, without overflow
+        weight = games * p * (1 - p)
+        jacobian = np.zeros((len(free), len(free)))
+        np.add.at(jacobian, (solo, solo), -weight)
+        np.add.at(jacobian, (solo[against >= 0], against[against >= 0]), weight[against >= 0])
+        return np.bincount(solo, wins - games * p, minlength=len(free)), jacobian
+
+    s = np.zeros(len(free))
+    for _ in range(200):  # Newton's method, halving a step that does not shrink the scores
+        score, jacobian = equations(s)
+        step = np.linalg.solve(jacobian, -score)
+        while np.abs(equations(s + step)[0]).max() > np.abs(score).max() and np.abs(step).max() > 1e-12:
+            step /= 2
+        s += step
+        if np.abs(step).max() < 1e-10:
+            break
+    se = 1 / np.sqrt(-np.diag(equations(s)[1]))
+    return {name: (float(s[i]), float(se[i])) for i, name in enumerate(free)}
+
+
+@dataclass(frozen=True)
+class Rating:
+    """A rating on the fixed scale, its 95% interval, and the strength it comes from."""
+
+    value: float
+    low: float
+    high: float
+    strength: float
+    strength_se: float
+
+    def text(self) -> str:
+        """``value (low–high)``, rounded to whole points."""
+        return f"{self.value:.0f} ({self.low:.0f}–{self.high:.0f})"
+
+
+@dataclass
+class Calibration:
+    """A scale's reference strengths, fitted from its reference matches, and the map to ratings."""
+
+    scale: Scale
+    outcomes: list[Outcome]
+    seconds: float  #: how long the reference matches took to play
+    strengths: dict[str, float] = field(init=False)  #: fitted strengths, the first anchor at 0
+
+    def __post_init__(self) -> None:
+        origin = self.scale.anchors[0][0]
+        fitted = fit_strengths(self.outcomes, {origin: 0.0}, self.scale.prior_share)
+        self.strengths = {origin: 0.0} | {name: s for name, (s, _) in fitted.items()}
+
+    def rating(self, strength: float) -> float:
+        """``strength`` on the scale: linear, through the two anchors' strengths and values."""
+        (low, low_value), (high, high_value) = self.scale.anchors
+        s0, s1 = self.strengths[low], self.strengths[high]
+        return low_value + (high_value - low_value) * ((strength - s0) / (s1 - s0))  # exact at the anchors
+
+    @property
+    def points_per_strength(self) -> float:
+        """Rating points per unit of strength: ``d`` points above an opponent win a share
+        ``1 / (1 + (P - 1) exp(-d / points_per_strength))`` of the games against P - 1 copies of it."""
+        return self.rating(1.0) - self.rating(0.0)
+
+    def ratings(self) -> dict[str, float]:
+        """Every reference's rating."""
+        return {name: self.rating(s) for name, s in self.strengths.items()}
+
+    def rate(self, outcomes: Sequence[Outcome]) -> Rating:
+        """The rating of the agent of ``outcomes`` (:data:`CANDIDATE`), the references held fixed."""
+        ((strength, se),) = fit_strengths(outcomes, self.strengths, self.scale.prior_share).values()
+        low, high = self.rating(strength - Z95 * se), self.rating(strength + Z95 * se)
+        return Rating(self.rating(strength), low, high, strength, se)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The version, its definition, the fitted strengths and ratings, and every reference match."""
+        return {
+            "version": self.scale.version,
+            "definition": self.scale.definition(),
+            "strengths": self.strengths,
+            "ratings": self.ratings(),
+            "seconds": self.seconds,
+            "outcomes": [asdict(o) for o in self.outcomes],
+        }
+
+    def save(self, path: str | Path | None = None) -> Path:
+        """Write the calibration as JSON (by default to :data:`STORED_SCALE`, where :func:`calibrate` looks)."""
+        path = Path(path or STORED_SCALE)
+        path.write_text(json.dumps(self.to_dict(), indent=1) + "\n")
+        return path
+
+
+def stored_calibration(scale: Scale, path: str | Path | None = None) -> Calibration | None:
+    """The calibration saved at ``path`` (default :data:`STORED_SCALE`) if it is for this version of
+    ``scale``, else ``None``."""
+    path = Path(path or STORED_SCALE)
+    if not path.is_file():
+        return None
+    data = json.loads(path.read_text())
+    if data["version"] != scale.version:
+        return None
+    names = [f.name for f in fields(Outcome)]
+    return Calibration(scale, [Outcome(**{k: o[k] for k in names}) for o in data["outcomes"]], data["seconds"])
+
+
+def play_calibration(scale: Scale, progress: bool = True) -> Calibration:
+    """Play the scale's reference matches and fit the references' strengths."""
+    matches = scale.matches()
+    started = time.perf_counter()
+    total = sum(m.games for m in matches)
+    with Progress(total, f"reference matches (scale {scale.version})", "games", enabled=progress) as bar:
+        outcomes = [Outcome.of(m, play_match(m, scale, bar)) for m in matches]
+    return Calibration(scale, outcomes, time.perf_counter() - started)
+
+
+def calibrate(scale: Scale, progress: bool = True) -> Calibration:
+    """The scale's reference strengths: the stored ones when they are for this version, else played now."""
+    return stored_calibration(scale) or play_calibration(scale, progress)
+
+
+def play_match(
+    match: Match, scale: Scale, progress: bool | Progress = False, candidate: Any = None
+) -> TournamentResult:
+    """Play ``match`` under the scale's rules (``candidate``: the agent spec or policy :data:`CANDIDATE` stands for)."""
+    rules = scale.table(match.players)
+    seeds = np.random.SeedSequence(match.seed).generate_state(match.players).tolist()
+    pool = [agents.make(candidate if match.agent == CANDIDATE else match.agent, rules=rules, seed=seeds[0])]
+    pool += [agents.make(match.opponent, rules=rules, seed=seed) for seed in seeds[1:]]
+    return run_tournament(pool, match.players, match.games, rules=rules, seed=match.seed, progress=progress)
+
+
+# ---------------------------------------------------------------------------- a run
+@dataclass
+class MatchResult:
+    """One match of a card, as played."""
+
+    match: Match
+    result: TournamentResult
+
+    @property
+    def agent(self) -> AgentResult:
+        """The benchmarked agent's figures."""
+        return self.result.agents[0]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The match and the agent's figures (:data:`MATCH_FIELDS`), JSON-ready."""
+        figures = self.agent.to_dict()
+        return {
+            "players": self.match.players, "against": self.match.opponent, "seed": self.match.seed,
+            "games": self.result.games, "unfinished": self.result.unfinished,
+            **{k: figures[k] for k in MATCH_FIELDS}, "seconds": self.result.seconds,
+        }  # fmt: skip
+
+
+@dataclass
+class ReportCard:
+    """What :func:`run_benchmark` measured: the matches, the rating overall and per table size."""
+
+    agent: str
+    spec: str | None  #: the agent spec, if one was given as text
+    suite: Suite
+    version: str  #: the suite's version
+    players: tuple[int, ...]  #: the table sizes played
+    skipped: dict[int, str]  #: table size -> why it was not played
+    matches: list[MatchResult]
+    rating: Rating
+    by_players: dict[int, Rating]
+    calibration: Calibration
+    seconds: float
+
+    def to_dict(self) -> dict[str, Any]:
+        """Every figure, JSON-ready; only the ``seconds`` fields differ between two runs of one version."""
+        calibration = self.calibration
+        return {
+            "agent": self.agent,
+            "spec": self.spec,
+            "suite": {
+                "id": self.suite.id,
+                "version": self.version,
+                "games": self.suite.games,
+                "seed": self.suite.seed,
+                "players": list(self.suite.scale.players),
+                "references": {str(p): list(self.suite.scale.references(p)) for p in self.suite.scale.players},
+                "rules": self.suite.scale.rule_options(),
+            },  # fmt: skip
+            "scale": {
+                "version": calibration.scale.version,
+                "games": calibration.scale.games,
+                "seed": calibration.scale.seed,
+                "prior_share": calibration.scale.prior_share,
+                "anchors": dict(calibration.scale.anchors),
+                "rating_model": RATING_MODEL,
+                "ratings": calibration.ratings(),
+                "points_per_strength": calibration.points_per_strength,
+                "seconds": calibration.seconds,
+            },  # fmt: skip
+            "players": list(self.players),
+            "skipped": {str(p): note for p, note in self.skipped.items()},
+            "rating": asdict(self.rating),
+            "by_players": {str(p): asdict(r) for p, r in self.by_players.items()},
+            "matches": [m.to_dict() for m in self.matches],
+            "skyjo_env_version": __version__,
+            "seconds": self.seconds,
+        }
+
+
+class Benchmark:
+    """A checked benchmark run: the agent, the suite, the table sizes to play and those it skips.
+
+    ``ValueError`` (one line) for an unknown suite, a table size the suite does not have, a spec
+    that does not build, or an agent that fits none of the table sizes.
+    """
+
+    def __init__(self, spec: Any, suite: Suite | str = "quick", players: Sequence[int] | None = None) -> None:
+        if not isinstance(suite, Suite):
+            if suite not in SUITES:
+                raise ValueError(f"unknown suite {suite!r}; suites: {', '.join(SUITES)}")
+            suite = SUITES[suite]
+        sizes = suite.scale.players
+        if players is not None:
+            missing = [p for p in players if p not in sizes]
+            if missing:
+                known = ", ".join(map(str, sizes))
+                raise ValueError(f"suite {suite.id!r} has no table size {missing[0]}; its sizes: {known}")
+            if not players:
+                raise ValueError("players=[]: name at least one table size, or pass None for all of them")
+            sizes = tuple(p for p in sizes if p in players)
+        probe = agents.make(spec, seed=suite.seed)
+        self.spec, self.suite, self.name = spec, suite, policy_name(probe)
+        self.skipped: dict[int, str] = {}
+        for p in sizes:
+            try:
+                check_fits(probe, p, spec)
+            except ValueError as exc:
+                self.skipped[p] = str(exc)
+        self.players = tuple(p for p in sizes if p not in self.skipped)
+        if not self.players:
+            raise ValueError(f"nothing to play: {'; '.join(self.skipped.values())}")
+
+    def run(self, progress: bool = True) -> ReportCard:
+        """Play the matches and rate the agent."""
+        started = time.perf_counter()
+        calibration = calibrate(self.suite.scale, progress)
+        matches = self.suite.matches(self.players)
+        total = sum(m.games for m in matches)
+        with Progress(total, f"benchmark {self.name} ({self.suite.id})", "games", enabled=progress) as bar:
+            played = [MatchResult(m, play_match(m, self.suite.scale, bar, candidate=self.spec)) for m in matches]
+        outcomes = [Outcome.of(m.match, m.result) for m in played]
+        return ReportCard(
+            agent=self.name,
+            spec=self.spec if isinstance(self.spec, str) else None,
+            suite=self.suite,
+            version=self.suite.version,
+            players=self.players,
+            skipped=self.skipped,
+            matches=played,
+            rating=calibration.rate(outcomes),
+            by_players={p: calibration.rate([o for o in outcomes if o.players == p]) for p in self.players},
+            calibration=calibration,
+            seconds=time.perf_counter() - started,
+        )
+
+
+def run_benchmark(
+    spec_or_policy: Any, suite: Suite | str = "quick", players: Sequence[int] | None = None, progress: bool = True
+) -> ReportCard:
+    """Benchmark an agent (any agent spec, or a policy) on ``suite`` at the table sizes ``players``
+    (default: all of the suite's); see :class:`Benchmark` for the errors."""
+    return Benchmark(spec_or_policy, suite, players).run(progress)
+
+
+# ---------------------------------------------------------------------------- the card
+def title(card: ReportCard) -> str:
+    """One line: the agent, its rating, the suite and its version."""
+    return f"{card.agent}: rating {card.rating.text()} on suite {card.suite.id} (version {card.version})"
+
+
+def match_rows(card: ReportCard) -> list[list[str]]:
+    """Header and one row per match."""
+    rows = [["players", "against", "games", "seed", "win rate", "95% CI", "round score", "95% CI", "even"]]
+    for m in card.matches:
+        games = str(m.result.games) + (f" ({m.result.unfinished} unfinished)" if m.result.unfinished else "")
+        rows.append([str(m.match.players), m.match.opponent, games, str(m.match.seed), *figure_cells(m.agent),
+                     f"{1 / m.match.players:.3f}"])  # fmt: skip
+    return rows
+
+
+def rating_rows(card: ReportCard) -> list[list[str]]:
+    """Header, one row per table size played, one for all of them."""
+    rows = [["table size", "rating", "95% CI", "strength ± se"]]
+    named = [(f"{p} players", r) for p, r in card.by_players.items()] + [("all", card.rating)]
+    for name, r in named:
+        rows.append([name, f"{r.value:.0f}", f"{r.low:.0f}–{r.high:.0f}", f"{r.strength:.3f} ± {r.strength_se:.3f}"])
+    return rows
+
+
+def notes(card: ReportCard) -> list[str]:
+    """What a reader needs besides the tables: the scale, the rules, the counts, skipped sizes, time."""
+    scale = card.calibration.scale
+    references = ", ".join(f"{n} {r:.0f}" for n, r in sorted(card.calibration.ratings().items(), key=lambda x: x[1]))
+    return [
+        f"suite {card.suite.id} version {card.version}: {card.suite.games} games per match, match seeds from "
+        f"{card.suite.seed} (listed above), rules {rules_text(scale.rules)}; skyjo-env {__version__}",
+        f"scale version {scale.version} ({RATING_MODEL}, {scale.games} games per reference match, "
+        f"prior {scale.prior_share:.1%} of the games): {references}; {card.calibration.points_per_strength:.0f} "
+        "points per unit of strength",
+        *(f"{p} players skipped: {note}" for p, note in card.skipped.items()),
+        f"time: {duration(card.seconds)} ({card.seconds:.0f} s)",
+    ]
+
+
+MATCH_CAPTION = (
+    "one seat against P - 1 copies of the reference, seats rotated; win rate with a Wilson 95% CI "
+    "(R20: tied lowest totals all win); mean round score after R17 doubling; even: 1/P"
+)
+RATING_CAPTION = "Luce model of each game's winner, references fixed; random = 0, counting = 1000"
+
+
+def print_card(card: ReportCard) -> None:
+    """Print the card: the matches, the ratings and the notes."""
+    print(text_rows(match_rows(card), title(card), MATCH_CAPTION), end="\n\n")
+    print(text_rows(rating_rows(card), "rating on the fixed scale", RATING_CAPTION), end="\n\n")
+    print("\n".join(notes(card)))
+
+
+def markdown_card(card: ReportCard) -> str:
+    """The card as Markdown."""
+    return "\n\n".join([
+        f"# {title(card)}", markdown_rows(match_rows(card)), MATCH_CAPTION + ".",
+        markdown_rows(rating_rows(card)), RATING_CAPTION + ".", "\n".join(f"- {line}" for line in notes(card)),
+    ]) + "\n"  # fmt: skip
+
+
+def save_card(card: ReportCard, out_dir: str | Path) -> dict[str, Path]:
+    """Write ``benchmark.json`` and ``benchmark.md`` into ``out_dir``."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    paths = {"json": out / "benchmark.json", "markdown": out / "benchmark.md"}
+    paths["json"].write_text(json.dumps(card.to_dict(), indent=2) + "\n")
+    paths["markdown"].write_text(markdown_card(card))
+    return paths
+
+
+def output_folder(path: str | Path) -> Path:
+    """``path``, created if missing; ``ValueError`` if it cannot hold the card."""
+    out = Path(path)
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"output folder {out} is a file")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ValueError(f"cannot create output folder {out}: {exc.strerror or exc}") from None
+    if not os.access(out, os.W_OK):
+        raise ValueError(f"output folder {out} is not writable")
+    return out
+
+
+# ---------------------------------------------------------------------------- the command
+def add_benchmark_parser(subparsers: argparse._SubParsersAction) -> None:
+    """``skyjo benchmark SPEC [--suite quick|full] [--players P ...] [--out DIR] [--no-progress]``."""
+    parser = subparsers.add_parser(
+        "benchmark",
+        help="rate an agent against the reference suite on the fixed scale (random 0, counting 1000)",
+        description="Play an agent against random, threshold, counting and the shipped PPO agent of each table "
+        "size (2, 3, 4 and 6 players), print its report card and write benchmark.json and benchmark.md. "
+        "See docs/leaderboard.md.",
+    )
+    parser.add_argument("spec", metavar="SPEC", help="an agent spec: a registered name, a trained agent's file or run "
+                        "folder, module:attr, path/file.py:attr or alias=SPEC")  # fmt: skip
+    parser.add_argument("--suite", default="quick", metavar="|".join(SUITES),
+                        help=f"quick: {QUICK.games:,} games per match; full: {FULL.games:,} (default quick)")  # fmt: skip
+    parser.add_argument("--players", nargs="+", type=int, default=None, metavar="P",
+                        help="table sizes to play, of the suite's 2 3 4 6 (default all)")  # fmt: skip
+    parser.add_argument("--out", default=None, metavar="DIR", help="output folder (default runs/benchmark-<name>)")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.set_defaults(func=benchmark)
+
+
+def benchmark(args: argparse.Namespace) -> int:
+    """Run the ``benchmark`` subcommand (bad input raises ``ValueError``: ``skyjo`` prints its one line, status 2)."""
+    plan = Benchmark(args.spec, args.suite, args.players)
+    out = output_folder(args.out or f"runs/benchmark-{re.sub(r'[^A-Za-z0-9._+-]+', '_', plan.name)}")
+    card = plan.run(progress=not args.no_progress)
+    print_card(card)
+    paths = save_card(card, out)
+    print("wrote " + ", ".join(str(p) for p in paths.values()))
+    return 0
