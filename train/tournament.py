@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from skyjo_env.agents.base import Policy
+from skyjo_env.checks import MAX_STEPS
 from skyjo_env.engine import SkyjoEngine
 from skyjo_env.opponents import play_policies, policy_name
 from skyjo_env.phases import OVER
@@ -148,7 +149,7 @@ def run_tournament(
     rules: Rules | None = None,
     seed: int | None = 0,
     progress: bool | Progress = True,
-    max_steps: int = 50_000,
+    max_steps: int = MAX_STEPS,
 ) -> TournamentResult:
     """Play ``games`` complete games (rounded up to whole line-up blocks) among ``agents``.
 
