@@ -172,7 +172,7 @@ def test_a_training_run_sent_to_a_log_reports_every_phase(tmp_path: Path):
     assert "\r" not in text and "Traceback" not in text
     for phrase in ("warm start: cloning counting", "warm start: collecting: started", "warm start: fitting:",
                    "PPO: started (1,024 steps)", "PPO: 1,024/1,024 steps (100%)", "evaluation at 512 steps",
-                   "evaluation at 1,024 steps", "final tournament: 4 games", "head to head (4 games each",
+                   "evaluation at 1,024 steps", "final tournament: started (4 games)", "head to head (4 games each",
                    "this run: 1,024 steps in", "in total: 1,024 steps"):  # fmt: skip
         assert phrase in text, phrase
 

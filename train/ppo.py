@@ -73,16 +73,19 @@ def learner_policy(model: MaskablePPO, config: TrainConfig, name: str = "ppo") -
     return snapshot(model.policy, config.activation, name, metadata, config.advice)
 
 
-def evaluate(policy: MLPPolicy, config: TrainConfig, games: int, seed: int) -> dict[str, dict[str, float]]:
+def evaluate(
+    policy: MLPPolicy, config: TrainConfig, games: int, seed: int, progress: bool | Progress = False
+) -> dict[str, dict[str, float]]:
     """Win rate (with its 95% interval) and mean game total of ``policy`` against each evaluation agent.
 
-    The learner plays every seat in turn against ``players - 1`` copies of the agent.
+    The learner plays every seat in turn against ``players - 1`` copies of the agent (``games``
+    rounded up to whole rotations of the seats); ``progress`` reports the games of all of them.
     """
     rules = config.game_rules
     out = {}
     for i, name in enumerate(config.eval_opponents):
         others = [specs.make(name, rules=rules, seed=seed + i * 10 + k) for k in range(config.players - 1)]
-        result = run_tournament([policy, *others], config.players, games, rules=rules, seed=seed + i, progress=False)
+        result = run_tournament([policy, *others], config.players, games, rules=rules, seed=seed + i, progress=progress)
         mine = result.agents[0]
         out[name] = {"win_rate": mine.win_rate, "win_ci_low": mine.win_ci[0], "win_ci_high": mine.win_ci[1],
                      "mean_game_total": mine.mean_game_total}  # fmt: skip
@@ -98,12 +101,14 @@ def describe(figures: dict[str, dict[str, float]]) -> str:
 
 # ---------------------------------------------------------------------------- callbacks
 class Every(BaseCallback):
-    """Calls ``action(timesteps)`` each time the run passes a multiple of ``interval`` steps."""
+    """Calls ``action(timesteps)`` each time the run passes a multiple of ``interval`` steps, before
+    ``until`` (the run's last step, where the run does it anyway after its last update)."""
 
-    def __init__(self, interval: int, action: Callable[[int], Any]) -> None:
+    def __init__(self, interval: int, action: Callable[[int], Any], until: int | None = None) -> None:
         super().__init__()
         self.interval = interval
         self.action = action
+        self.until = until
         self.next_at = 0
 
     def _on_training_start(self) -> None:
@@ -112,7 +117,8 @@ class Every(BaseCallback):
     def _on_step(self) -> bool:
         if self.model.num_timesteps >= self.next_at:
             self.next_at = (self.model.num_timesteps // self.interval + 1) * self.interval
-            self.action(self.model.num_timesteps)
+            if self.until is None or self.model.num_timesteps < self.until:
+                self.action(self.model.num_timesteps)
         return True
 
 
@@ -205,9 +211,8 @@ class Run:
     def warm_start(self) -> None:
         """Behaviour-clone the teacher ``config.warm_start`` into the fresh model (``warm_start.json``)."""
         c = self.config
-        self.say(
-            f"warm start: cloning {c.warm_start}'s play ({c.warm_start_samples:,} turns, {c.warm_start_epochs} epochs)"
-        )
+        epochs = f"{c.warm_start_epochs} epoch" + ("" if c.warm_start_epochs == 1 else "s")
+        self.say(f"warm start: cloning {c.warm_start}'s play ({c.warm_start_samples:,} turns, {epochs})")
         teacher = specs.make(c.warm_start, rules=self.rules, seed=c.seed)
         with Progress(c.warm_start_samples, "warm start: collecting", "turns", enabled=self.show_progress) as bar:
             demos = collect(teacher, self.rules, c.warm_start_samples, gamma=c.gamma, reward=c.reward,
@@ -229,7 +234,10 @@ class Run:
 
     def run_evaluation(self, timesteps: int) -> dict[str, dict[str, float]]:
         """Evaluate against each heuristic: printed, logged to TensorBoard and to ``eval.jsonl``."""
-        figures = evaluate(learner_policy(self.model, self.config), self.config, self.config.eval_games, seed=timesteps)
+        c = self.config
+        games = -(-c.eval_games // c.players) * c.players * len(c.eval_opponents)  # whole rotations, every opponent
+        with Progress(games, f"evaluation at {timesteps:,} steps", "games", enabled=self.show_progress) as bar:
+            figures = evaluate(learner_policy(self.model, c), c, c.eval_games, seed=timesteps, progress=bar)
         for name, f in figures.items():
             self.model.logger.record(f"eval/win_rate_vs_{name}", f["win_rate"])
             self.model.logger.record(f"eval/game_total_vs_{name}", f["mean_game_total"])
@@ -279,9 +287,9 @@ class Run:
         if SELF in c.opponents:
             callbacks.append(Every(c.snapshot_every, self.add_snapshot))
         if c.eval_every:
-            callbacks.append(Every(c.eval_every, self.run_evaluation))
+            callbacks.append(Every(c.eval_every, self.run_evaluation, until=c.total_timesteps))
         if c.checkpoint_every:
-            callbacks.append(Every(c.checkpoint_every, self.save_checkpoint))
+            callbacks.append(Every(c.checkpoint_every, self.save_checkpoint, until=c.total_timesteps))
         if c.time_limit_minutes is not None:
             callbacks.append(Deadline(self.started + 60 * c.time_limit_minutes))  # the warm start counts too
         with progress:
@@ -368,8 +376,9 @@ def train(
     figures = run.run_evaluation(run.model.num_timesteps)
     rules = config.game_rules
     pool = [agent] + [specs.make(n, rules=rules, seed=config.seed + i) for i, n in enumerate(config.eval_opponents)]
-    say(f"final tournament: {config.final_games:,} games")
-    result = run_tournament(pool, config.players, config.final_games, rules=rules, seed=config.seed, progress=progress)
+    games = -(-config.final_games // len(pool)) * len(pool)  # whole rotations of the pool
+    with Progress(games, "final tournament", "games", enabled=progress) as bar:
+        result = run_tournament(pool, config.players, config.final_games, rules=rules, seed=config.seed, progress=bar)
     (run.out / "results.json").write_text(
         json.dumps({"final_eval": figures, "tournament": result.to_dict()}, indent=2) + "\n"
     )
