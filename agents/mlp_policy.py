@@ -101,6 +101,35 @@ class MLPPolicy:
 
     def logits(self, observations: np.ndarray, action_masks: np.ndarray | None = None) -> np.ndarray:
         """Unmasked action logits ``(N, 26)``; an advised agent needs the action masks too."""
+        return self._forward(self._network_inputs(observations, action_masks))
+
+    def __call__(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
+        return self._choose(self.logits(observations, action_masks), action_masks)
+
+    @property
+    def batch_key(self) -> tuple[Any, ...]:
+        """Networks with one key read the same inputs (the same advice under the same rules), so
+        :meth:`play_together` computes those inputs once for all of them (see
+        :func:`skyjo_env.opponents.play_policies`)."""
+        return ("mlp", self.advice, self.rules, self.obs_size)
+
+    @staticmethod
+    def play_together(
+        policies: list[MLPPolicy], observations: np.ndarray, action_masks: np.ndarray, which: np.ndarray
+    ) -> np.ndarray:
+        """The actions of ``policies[which[i]]`` for row ``i``, as each would choose alone, with the
+        inputs (the advice, the costliest part) computed once for every row."""
+        x = policies[0]._network_inputs(observations, action_masks)
+        masks = np.asarray(action_masks, dtype=bool)
+        actions = np.empty(len(x), dtype=np.int64)
+        for j, policy in enumerate(policies):
+            rows = np.flatnonzero(which == j)
+            if rows.size:
+                actions[rows] = policy._choose(policy._forward(x[rows]), masks[rows])
+        return actions
+
+    def _network_inputs(self, observations: np.ndarray, action_masks: np.ndarray | None) -> np.ndarray:
+        """The observations, checked, with the advice appended for an advised network."""
         x = np.asarray(observations, dtype=np.float32)
         if x.ndim != 2 or x.shape[1] != self.obs_size:
             raise ValueError(
@@ -111,14 +140,17 @@ class MLPPolicy:
             if action_masks is None:
                 raise ValueError(f"this agent reads {self.advice!r} advice: pass the action masks too")
             x = with_advice(self.advice, x, action_masks, self.rules)
+        return x
+
+    def _forward(self, x: np.ndarray) -> np.ndarray:
         act = ACTIVATIONS[self.activation]
         for w, b in self.weights[:-1]:
             x = act(x @ w + b)
         w, b = self.weights[-1]
         return x @ w + b
 
-    def __call__(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
-        logits = self.logits(observations, action_masks)
+    def _choose(self, logits: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
+        """The best legal action (greedy), or one sampled from the masked softmax."""
         masks = np.asarray(action_masks, dtype=bool)
         logits[~masks] = -np.inf
         if self.greedy:

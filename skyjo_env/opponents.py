@@ -126,15 +126,44 @@ def play_policies(
     """One action in each of ``games``, made by ``policies[chosen[i]]`` for game ``games[i]``: every
     policy is called once, on all its games together, and the engine steps them all at once.
 
-    This is the one move loop's body of the environments, the tournaments and the games people
-    play; ``ValueError`` (naming the policy as ``role``) for an illegal or malformed action.
+    Policies that share a ``batch_key`` (an attribute; e.g. networks that read the same advice) are
+    called together, through the static method ``play_together(policies, observations, masks,
+    which)`` of their class, which returns what each would choose alone: what they share is then
+    computed once. This is the one move loop's body of the environments, the tournaments and the
+    games people play; ``ValueError`` (naming the policy as ``role``) for an illegal or malformed action.
     """
     masks = engine.legal_mask(games)
     if len(policies) == 1:
-        actions = act(policies[0], engine, games, masks, role)
-    else:
-        actions = np.empty(games.size, dtype=np.int64)
-        for k in np.unique(chosen).tolist():
-            rows = np.flatnonzero(chosen == k)
-            actions[rows] = act(policies[k], engine, games[rows], masks[rows], role)
+        return engine.step(act(policies[0], engine, games, masks, role), games, check=False)
+    actions = np.empty(games.size, dtype=np.int64)
+    batches: dict[Any, list[int]] = {}
+    for k in np.unique(chosen).tolist():
+        batches.setdefault(getattr(policies[k], "batch_key", None) or ("alone", k), []).append(k)
+    for members in batches.values():
+        rows = np.flatnonzero(np.isin(chosen, members))
+        if len(members) == 1:
+            actions[rows] = act(policies[members[0]], engine, games[rows], masks[rows], role)
+        else:
+            which = np.searchsorted(members, chosen[rows])  # members are ascending
+            actions[rows] = _act_together([policies[k] for k in members], which, engine, games[rows], masks[rows], role)
     return engine.step(actions, games, check=False)
+
+
+def _act_together(
+    policies: list[Any], which: np.ndarray, engine: SkyjoEngine, games: np.ndarray, masks: np.ndarray, role: str
+) -> np.ndarray:
+    """:func:`act` for several policies of one batch key at once (row ``i`` is ``policies[which[i]]``'s)."""
+    observations = observe(engine, engine.current[games], games)
+    n = masks.shape[0]
+    names = [policy_name(p) for p in policies]
+    return check_actions(
+        type(policies[0]).play_together(policies, observations, masks, which),
+        masks,
+        malformed=lambda a: (
+            f"{role} {names[0]!r} returned {a.dtype} actions of shape {a.shape}; it must return {n} integer action ids"
+        ),
+        illegal=lambda i, a: (
+            f"{role} {names[which[i]]!r} chose illegal action {a} (row {i} of {n}, game {int(games[i])}); "
+            f"legal actions there: {[action_name(x) for x in np.flatnonzero(masks[i])]}"
+        ),
+    )

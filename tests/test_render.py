@@ -104,3 +104,15 @@ def test_bad_viewer_or_game_is_named():
         render_text(engine, viewer=2)
     with pytest.raises(ValueError, match="game 1 is out of range"):
         render_rgb(engine, game=1)
+
+
+def test_the_text_layout_holds_three_digit_totals_and_eight_seats():
+    engine = new_engine(8)
+    engine.totals[0] = [123, -5, 99, 100, 7, 250, 31, 8]
+    engine.round_scores[0] = [142, -12, 0, 88, 3, 288, 10, 1]
+    lines = render_text(engine, 0, viewer=2).splitlines()
+    for seats in (range(4), range(4, 8)):  # four grids abreast: every seat's line keeps a gap before the next
+        row = next(line for line in lines if f"total {engine.totals[0][seats[0]]}," in line)
+        texts = [f"total {engine.totals[0][p]}, last round {engine.round_scores[0][p]}" for p in seats]
+        at = [row.index(text) for text in texts]
+        assert at == sorted(at) and all(row[a + len(x) : a + len(x) + 2] == "  " for a, x in zip(at[:-1], texts))

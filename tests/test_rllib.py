@@ -45,11 +45,11 @@ def local_ray():
 def trained(local_ray, tmp_path_factory) -> Path:
     """Output folder of a 2-iteration frozen-opponent run with 2 EnvRunners and tiny batches."""
     out = tmp_path_factory.mktemp("rllib") / "run"
-    rllib_ppo.main(
+    assert rllib_ppo.main(
         ["--players", "2", "--iterations", "2", "--env-runners", "2", "--envs-per-runner", "2",
          "--train-batch-size", "256", "--batch-size", "64", "--n-epochs", "1", "--net-arch", "32",
          "--self-play", "frozen", "--sync-every", "1", "--checkpoint-frequency", "0", "--out", str(out)]
-    )  # fmt: skip
+    ) == 0  # fmt: skip
     return out
 
 

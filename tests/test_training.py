@@ -221,3 +221,29 @@ def test_shaping_terms_telescope_over_a_game() -> None:
         done = bool(d[0])
     # With gamma = 1 the shaping terms sum to -phi(first state): the game's return moves by a constant.
     assert total_shaped == pytest.approx(total_plain - 0.1 * float(expected_lead(first, 2)[0]), abs=1e-3)
+
+
+def test_networks_of_one_batch_key_played_together_choose_as_each_alone() -> None:
+    """opponents.play_policies calls self-play snapshots (one batch key) at once: the advice is
+    computed once for all their rows, and every row gets the action its own network would choose."""
+    from skyjo_env import Rules, SkyjoEngine
+    from skyjo_env.observation import observe
+    from skyjo_env.sampling import sample_mask
+
+    engine = SkyjoEngine(Rules(), 120, seed=0)
+    rng = np.random.default_rng(0)
+    for _ in range(60):
+        engine.step(sample_mask(engine.legal_mask(), rng))
+    observations, masks = observe(engine, engine.current), engine.legal_mask()
+    networks = [agents.make("ppo-2p", seed=i) for i in range(3)]
+    networks[1].greedy = False  # a sampling network draws from its own generator, as alone
+    assert len({n.batch_key for n in networks}) == 1
+    which = rng.integers(3, size=120)
+    together = MLPPolicy.play_together(networks, observations, masks, which)
+    alone = [agents.make("ppo-2p", seed=i) for i in range(3)]
+    alone[1].greedy = False
+    expected = np.empty(120, dtype=np.int64)
+    for j, network in enumerate(alone):
+        rows = np.flatnonzero(which == j)
+        expected[rows] = network(observations[rows], masks[rows])
+    assert np.array_equal(together, expected)

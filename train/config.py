@@ -109,6 +109,9 @@ class TrainConfig:
     """Hidden layer sizes of the policy and value networks."""
     activation: Activation = "relu"
     """Activation of the hidden layers."""
+    update_threads: int = 2
+    """Torch threads of the PPO update, while the games wait; collecting rollouts uses one (thread
+    pools spin against the games' numpy work)."""
     eval_every: int = 500_000
     """Learner steps between evaluations against each heuristic (0: only at the end)."""
     eval_games: int = 1000
@@ -135,7 +138,7 @@ class TrainConfig:
             raise ValueError(f"players={self.players!r} is not allowed; use 2 to 8")
         _ = self.game_rules  # validates the rule options
         for name in ("total_timesteps", "num_envs", "n_steps", "batch_size", "n_epochs", "pool_size", "eval_games",
-                     "warm_start_samples", "warm_start_epochs", "snapshot_every", "final_games"):  # fmt: skip
+                     "warm_start_samples", "warm_start_epochs", "snapshot_every", "final_games", "update_threads"):  # fmt: skip
             if getattr(self, name) < 1:
                 raise ValueError(f"{name}={getattr(self, name)!r} is not allowed; use a positive integer")
         for name in ("eval_every", "checkpoint_every"):

@@ -101,14 +101,14 @@ def clone(
     learning_rate: float = 2e-3,
     vf_coef: float = 0.5,
     seed: int = 0,
-    progress: Callable[[int], None] | None = None,
+    progress: Callable[[float], None] | None = None,
 ) -> list[dict[str, float]]:
     """Fit ``policy``'s actor to the teacher's actions and its critic to the returns.
 
     One-cycle learning-rate schedule peaking at ``learning_rate``; a separate optimiser, so the
     PPO optimiser starts fresh. Returns per epoch the mean losses and the share of turns where
     the actor's most likely action is the teacher's (``agreement``, on up to 50,000 turns).
-    ``progress(epochs)`` is told the epochs done after each one.
+    ``progress(epochs)`` is told the epochs done (fractions of one included) after every minibatch.
     """
     if len(demos) < batch_size:
         raise ValueError(f"{len(demos)} demonstrations are fewer than one batch of {batch_size}")
@@ -136,6 +136,8 @@ def clone(
             schedule.step()
             actor_loss += pi.item()
             critic_loss += vf.item()
+            if progress is not None:
+                progress(epoch + (b + 1) / batches)
         history.append({
             "epoch": epoch,
             "actor_loss": actor_loss / batches,
@@ -143,8 +145,6 @@ def clone(
             "agreement": agreement(policy, demos),
             "seconds": time.perf_counter() - started,
         })  # fmt: skip
-        if progress is not None:
-            progress(epoch + 1)
     policy.set_training_mode(False)
     return history
 

@@ -122,6 +122,23 @@ class Every(BaseCallback):
         return True
 
 
+class UpdateThreads(BaseCallback):
+    """Torch uses ``threads`` threads for each PPO update and one while rollouts are collected."""
+
+    def __init__(self, threads: int) -> None:
+        super().__init__()
+        self.threads = threads
+
+    def _on_rollout_start(self) -> None:
+        torch.set_num_threads(1)
+
+    def _on_rollout_end(self) -> None:
+        torch.set_num_threads(self.threads)
+
+    def _on_step(self) -> bool:
+        return True
+
+
 class Deadline(BaseCallback):
     """Stops learning once ``time.perf_counter()`` reaches ``end``."""
 
@@ -218,7 +235,9 @@ class Run:
             demos = collect(teacher, self.rules, c.warm_start_samples, gamma=c.gamma, reward=c.reward,
                             reward_scale=c.reward_scale, advice=c.advice, seed=c.seed + 1, progress=bar.set)  # fmt: skip
         with Progress(c.warm_start_epochs, "warm start: fitting", "epochs", enabled=self.show_progress) as bar:
+            torch.set_num_threads(c.update_threads)  # fitting is torch alone: the games wait
             history = clone(self.model.policy, demos, epochs=c.warm_start_epochs, seed=c.seed, progress=bar.set)
+            torch.set_num_threads(1)
         record = {"teacher": c.warm_start, "turns": len(demos), "epochs": history}
         (self.out / "warm_start.json").write_text(json.dumps(record, indent=2) + "\n")
         self.say(f"warm start: {len(demos):,} turns kept, agreement with {c.warm_start} {history[-1]['agreement']:.3f}")
@@ -283,7 +302,7 @@ class Run:
         c = self.config
         done = int(self.model.num_timesteps)
         progress = Progress(c.total_timesteps, "PPO", "steps", enabled=self.show_progress, start=done)
-        callbacks: list[BaseCallback] = [ProgressCallback(progress)]
+        callbacks: list[BaseCallback] = [ProgressCallback(progress), UpdateThreads(c.update_threads)]
         if SELF in c.opponents:
             callbacks.append(Every(c.snapshot_every, self.add_snapshot))
         if c.eval_every:

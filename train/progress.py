@@ -59,7 +59,8 @@ class Progress:
         self.stream = stream if stream is not None else sys.stderr
         self.live = enabled and bool(getattr(self.stream, "isatty", lambda: False)())
         self.every = every
-        self.start = self.done = start
+        self.start = start
+        self.done: float = start
         self.started = time.perf_counter()
         self._shown = -float("inf")  # when the last line or redraw was written
         self._closed = False
@@ -78,8 +79,8 @@ class Progress:
         """``n`` more units done."""
         self.set(self.done + n)
 
-    def set(self, done: int) -> None:
-        """``done`` units done in all (including ``start``)."""
+    def set(self, done: float) -> None:
+        """``done`` units done in all (including ``start``; fractions show as such: 1.5 epochs)."""
         self.done = done
         if not self.enabled or self._closed:
             return
@@ -112,9 +113,9 @@ class Progress:
             if self.live:
                 filled = int(share * _WIDTH)
                 head += " [" + "#" * filled + "." * (_WIDTH - filled) + "]"
-            parts = [f"{self.done:,}/{self.total:,} {self.unit} ({share:.0%})"]
+            parts = [f"{_amount(self.done)}/{self.total:,} {self.unit} ({share:.0%})"]
         else:
-            parts = [f"{self.done:,} {self.unit}"]
+            parts = [f"{_amount(self.done)} {self.unit}"]
         parts.append(f"{rate:,.0f} {self.unit}/s")
         if final:
             parts.append(f"in {duration(elapsed)}")
@@ -127,3 +128,8 @@ class Progress:
     def _write(self, text: str) -> None:
         self.stream.write(text)
         self.stream.flush()
+
+
+def _amount(done: float) -> str:
+    """A count as ``1,024``, or with one decimal when it is a fraction (``1.5``)."""
+    return f"{done:,.0f}" if float(done).is_integer() else f"{done:,.1f}"

@@ -206,12 +206,12 @@ def train(run: RLlibRun, verbose: bool = True) -> Path:
     return checkpoint
 
 
-def main(argv: list[str] | None = None) -> None:
-    """``python -m skyjo_env.train.rllib_ppo``: the same as ``skyjo train --backend rllib``."""
+def main(argv: list[str] | None = None) -> int:
+    """``python -m skyjo_env.train.rllib_ppo``: the same as ``skyjo train --backend rllib``; the exit status."""
     from skyjo_env.train.cli import main as skyjo
 
-    sys.exit(skyjo(["train", "--backend", "rllib", *(sys.argv[1:] if argv is None else argv)]))
+    return skyjo(["train", "--backend", "rllib", *(sys.argv[1:] if argv is None else argv)])
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

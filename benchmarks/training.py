@@ -1,0 +1,130 @@
+"""Training throughput: PPO steps per second of the main job's recipe, split into where the time goes.
+
+Runs ``skyjo train`` with the default recipe (2 players, counting's advice, counting, threshold and
+self-play opponents) from scratch (no warm start: the PPO phase is what is measured) for ``--steps``
+learner steps, without evaluations, and times, in the same process, the rollout collection and the
+PPO update, and within the collection the vector env's step (opponents and advice included), the
+counting heuristic's cost model (opponents and advice alike), and the numpy networks of self-play
+snapshots. With ``--commit REV`` it measures the code of that commit the same way, in the same run,
+and prints the ratio of the two; each measurement runs in a process of its own.
+
+    python benchmarks/training.py [--steps 300000] [--commit REV]
+
+Figures are wall-clock seconds on a shared machine: run it on an idle one and compare within a run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# Runs in a child process: sys.argv = [tree or "", steps, out]. A tree is put first on sys.path, as
+# it is laid out installed (an older commit may have top-level agents/ and train/ packages).
+DRIVER = r"""
+import importlib, json, sys, time
+tree, steps, out = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+if tree:
+    sys.path.insert(0, tree)
+
+def find(*paths):
+    for path in paths:
+        module, _, name = path.rpartition(".")
+        try:
+            return importlib.import_module(module), name
+        except ImportError:
+            continue
+    raise ImportError(paths)
+
+spent = {}
+
+def timed(label, *paths):
+    module, dotted = find(*paths)
+    owner_name, _, attr = dotted.rpartition(":") if ":" in dotted else ("", "", dotted)
+    owner = getattr(module, owner_name) if owner_name else module
+    inner = getattr(owner, attr)
+    def wrapper(*args, **kwargs):
+        started = time.perf_counter()
+        try:
+            return inner(*args, **kwargs)
+        finally:
+            spent[label] = spent.get(label, 0.0) + time.perf_counter() - started
+    setattr(owner, attr, wrapper)
+
+timed("collection", "sb3_contrib.ppo_mask.ppo_mask.MaskablePPO:collect_rollouts")
+timed("update", "sb3_contrib.ppo_mask.ppo_mask.MaskablePPO:train")
+timed("env step", "skyjo_env.train.advised_env.AdvisedVecEnv:step_wait", "train.advised_env.AdvisedVecEnv:step_wait")
+timed("counting costs", "skyjo_env.agents.counting.CountingPolicy:costs", "agents.counting.CountingPolicy:costs")
+timed("snapshot networks", "skyjo_env.agents.mlp_policy.MLPPolicy:__call__", "agents.mlp_policy.MLPPolicy:__call__")
+cli, _ = find("skyjo_env.train.cli.main", "train.cli.main")
+started = time.perf_counter()
+cli.main(["train", "--warm-start", "none", "--total-timesteps", str(steps), "--eval-every", "0", "--eval-games", "2",
+          "--final-games", "2", "--time-limit-minutes", "600", "--no-progress", "--out", out])
+spent["total"] = time.perf_counter() - started
+print("RESULT " + json.dumps(spent))
+"""
+
+
+def measure(tree: Path | None, steps: int) -> dict[str, float]:
+    """Seconds spent per part, for the code at ``tree`` (``None``: this checkout's installed package)."""
+    with tempfile.TemporaryDirectory() as out:
+        result = subprocess.run(
+            [sys.executable, "-c", DRIVER, str(tree or ""), str(steps), str(Path(out) / "run")],
+            capture_output=True, text=True, check=True, cwd=out,
+        )  # fmt: skip
+    line = next(line for line in result.stdout.splitlines() if line.startswith("RESULT "))
+    return json.loads(line.removeprefix("RESULT "))
+
+
+def commit_tree(rev: str, work: Path) -> Path:
+    """The code of commit ``rev`` laid out as installed, in ``work`` (a git worktree, mirrored if needed)."""
+    checkout = work / "checkout"
+    subprocess.run(
+        ["git", "-C", str(ROOT), "worktree", "add", "--detach", str(checkout), rev], check=True, capture_output=True
+    )
+    layout = checkout / ".ci" / "installed_layout.py"
+    if not layout.exists():  # before the one namespace: top-level agents/ and train/ import from the checkout itself
+        return checkout
+    subprocess.run([sys.executable, str(layout), str(work / "packages")], check=True, capture_output=True, cwd=checkout)
+    return work / "packages"
+
+
+def report(name: str, spent: dict[str, float], steps: int) -> None:
+    print(f"{name}: {steps / spent['collection_and_update']:,.0f} PPO steps/s "
+          f"({spent['collection_and_update']:.1f} s of learning; {spent['total']:.1f} s in all)")  # fmt: skip
+    for part in ("collection", "env step", "counting costs", "snapshot networks", "update"):
+        print(f"  {part:<18} {spent.get(part, 0.0):7.1f} s")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--steps", type=int, default=300_000, help="PPO learner steps to time (default 300,000)")
+    parser.add_argument(
+        "--commit", default=None, metavar="REV", help="also measure the code of this commit, as a baseline"
+    )
+    args = parser.parse_args()
+    results = {}
+    if args.commit:
+        with tempfile.TemporaryDirectory() as work:
+            try:
+                results[f"commit {args.commit}"] = measure(commit_tree(args.commit, Path(work)), args.steps)
+            finally:
+                subprocess.run(
+                    ["git", "-C", str(ROOT), "worktree", "remove", "--force", str(Path(work) / "checkout")], check=False
+                )
+    results["this checkout"] = measure(None, args.steps)
+    for name, spent in results.items():
+        spent["collection_and_update"] = spent["collection"] + spent["update"]
+        report(name, spent, args.steps)
+    if len(results) == 2:
+        base, new = (r["collection_and_update"] for r in results.values())
+        print(f"speed-up: {base / new:.2f}x PPO steps/s")
+
+
+if __name__ == "__main__":
+    main()
