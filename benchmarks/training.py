@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
 # Runs in a child process: sys.argv = [tree or "", steps, out]. A tree is put first on sys.path, as
 # it is laid out installed (an older commit may have top-level agents/ and train/ packages).
 DRIVER = r"""
-import importlib, json, sys, time
+import functools, importlib, json, sys, time
 tree, steps, out = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 if tree:
     sys.path.insert(0, tree)
@@ -48,6 +48,7 @@ def timed(label, *paths):
     owner_name, _, attr = dotted.rpartition(":") if ":" in dotted else ("", "", dotted)
     owner = getattr(module, owner_name) if owner_name else module
     inner = getattr(owner, attr)
+    @functools.wraps(inner)
     def wrapper(*args, **kwargs):
         started = time.perf_counter()
         try:
@@ -61,6 +62,10 @@ timed("update", "sb3_contrib.ppo_mask.ppo_mask.MaskablePPO:train")
 timed("env step", "skyjo_env.train.advised_env.AdvisedVecEnv:step_wait", "train.advised_env.AdvisedVecEnv:step_wait")
 timed("counting costs", "skyjo_env.agents.counting.CountingPolicy:costs", "agents.counting.CountingPolicy:costs")
 timed("snapshot networks", "skyjo_env.agents.mlp_policy.MLPPolicy:__call__", "agents.mlp_policy.MLPPolicy:__call__")
+try:  # networks that play together (from the commit that brought it)
+    timed("snapshot networks", "skyjo_env.agents.mlp_policy.MLPPolicy:play_together")
+except (ImportError, AttributeError):
+    pass
 cli, _ = find("skyjo_env.train.cli.main", "train.cli.main")
 started = time.perf_counter()
 cli.main(["train", "--warm-start", "none", "--total-timesteps", str(steps), "--eval-every", "0", "--eval-games", "2",

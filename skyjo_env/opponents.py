@@ -13,6 +13,7 @@ where its signature takes them, so an agent learns the rules it plays under.
 
 from __future__ import annotations
 
+import functools
 import inspect
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -44,8 +45,12 @@ def required_arguments(obj: Callable[..., Any]) -> int | None:
 
 
 def is_factory(obj: Any) -> bool:
-    """A class, or a callable that needs no argument: it makes a policy rather than being one."""
-    return inspect.isclass(obj) or (callable(obj) and required_arguments(obj) == 0)
+    """A class, or a function (``functools.partial`` too) that needs no argument: it makes a policy
+    rather than being one. Any other callable object is a policy, whatever its signature."""
+    if inspect.isclass(obj):
+        return True
+    function = inspect.isfunction(obj) or inspect.ismethod(obj) or isinstance(obj, functools.partial)
+    return function and required_arguments(obj) == 0
 
 
 def call_with_accepted(factory: Callable[..., Any], **options: Any) -> Any:
