@@ -6,16 +6,9 @@ import json
 
 import pytest
 
-from skyjo_env.train.cli import build_parser, main
+from skyjo_env.train.cli import build_parser
 
-
-def run(capsys, *argv: str) -> tuple[int, str, str]:
-    try:
-        code = main(list(argv))
-    except SystemExit as stop:
-        code = stop.code
-    out, err = capsys.readouterr()
-    return code, out, err
+from commands import run
 
 
 def test_tournament_prints_a_table_and_writes_files(capsys, tmp_path):

@@ -12,16 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from skyjo_env.train.cli import main
-
-
-def run(capsys: pytest.CaptureFixture, *argv: str) -> tuple[int, str, str]:
-    try:
-        code = main(list(argv))
-    except SystemExit as stop:
-        code = stop.code
-    out, err = capsys.readouterr()
-    return code, out, err
+from commands import run
 
 
 def test_serve_prints_its_address_and_serves_the_page(tmp_path: Path) -> None:

@@ -12,6 +12,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from commands import run as skyjo
+
 pytest.importorskip("sb3_contrib")
 
 from skyjo_env.checks import ActionTypeError  # noqa: E402
@@ -23,16 +25,6 @@ from skyjo_env.train.cli import main  # noqa: E402
 TINY = ["--total-timesteps", "1024", "--num-envs", "16", "--n-steps", "16", "--batch-size", "128", "--net-arch", "16",
         "--warm-start", "none", "--advice", "none", "--eval-every", "0", "--eval-games", "4", "--final-games", "4",
         "--eval-opponents", "random", "--opponents", "random=1", "self=1", "--snapshot-every", "512", "--no-progress"]  # fmt: skip
-
-
-def skyjo(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    """Run ``skyjo argv`` in this process; (exit status, stdout, stderr)."""
-    try:
-        code = main(list(argv))
-    except SystemExit as stop:
-        code = int(stop.code or 0)
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def refused(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
