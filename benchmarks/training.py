@@ -1,8 +1,9 @@
 """Training throughput: PPO steps per second of the main job's recipe, split into where the time goes.
 
-Runs ``skyjo train`` with the default recipe (2 players, counting's advice, counting, threshold and
-self-play opponents) from scratch (no warm start: the PPO phase is what is measured) for ``--steps``
-learner steps, without evaluations, and times, in the same process, the rollout collection and the
+Runs ``skyjo train`` with one fixed recipe, the main job's up to this session (2 players, counting's
+advice, opponents counting 0.6, threshold 0.1 and self-play 0.3, learning rate 1e-4), so that a
+commit of then and one of now do the same work; from scratch (no warm start: the PPO phase is what is
+measured) for ``--steps`` learner steps, without evaluations, and times, in the same process, the rollout collection and the
 PPO update, and within the collection the vector env's step (opponents and advice included), the
 counting heuristic's cost model (opponents and advice alike), and the numpy networks of self-play
 snapshots. With ``--commit REV`` it measures the code of that commit the same way, in the same run,
@@ -67,9 +68,14 @@ try:  # networks that play together (from the commit that brought it)
 except (ImportError, AttributeError):
     pass
 cli, _ = find("skyjo_env.train.cli.main", "train.cli.main")
+config, _ = find("skyjo_env.train.config.TrainConfig", "train.config.TrainConfig")
+import dataclasses
+RECIPE_FIELDS = {f.name for f in dataclasses.fields(config.TrainConfig)}
 started = time.perf_counter()
 cli.main(["train", "--warm-start", "none", "--total-timesteps", str(steps), "--eval-every", "0", "--eval-games", "2",
-          "--final-games", "2", "--time-limit-minutes", "600", "--no-progress", "--out", out])
+          "--final-games", "2", "--time-limit-minutes", "600", "--no-progress", "--out", out,
+          "--opponents", "counting=0.6", "threshold=0.1", "self=0.3", "--learning-rate", "1e-4"]
+         + (["--learning-rate-schedule", "constant"] if "learning_rate_schedule" in RECIPE_FIELDS else []))
 spent["total"] = time.perf_counter() - started
 print("RESULT " + json.dumps(spent))
 """

@@ -22,6 +22,7 @@ from skyjo_env.train.tournament import run_tournament  # noqa: E402
 
 def small_config(out: Path, **overrides) -> TrainConfig:
     options = dict(
+        learning_rate_schedule="constant",
         total_timesteps=4096, num_envs=32, n_steps=32, batch_size=256, net_arch=[32, 32],
         opponents={"random": 0.5, "self": 0.5}, snapshot_every=2048, eval_every=0, eval_games=20,
         eval_opponents=["random"], checkpoint_every=0, warm_start=None, advice=None, out_dir=str(out),
@@ -221,6 +222,18 @@ def test_shaping_terms_telescope_over_a_game() -> None:
         done = bool(d[0])
     # With gamma = 1 the shaping terms sum to -phi(first state): the game's return moves by a constant.
     assert total_shaped == pytest.approx(total_plain - 0.1 * float(expected_lead(first, 2)[0]), abs=1e-3)
+
+
+def test_a_linear_schedule_lowers_the_learning_rate_with_the_steps_left(tmp_path: Path) -> None:
+    run = Run(small_config(tmp_path, total_timesteps=8192, learning_rate=1e-3, learning_rate_schedule="linear"))
+    run.learn()
+    # SB3 sets the rate before each update, from the steps done when its rollout ends.
+    assert run.model.policy.optimizer.param_groups[0]["lr"] == pytest.approx(
+        1e-3 * (1 - run.model.num_timesteps / 8192), abs=1e-9
+    )
+    resumed = Run(small_config(tmp_path, total_timesteps=16384, learning_rate=1e-3, learning_rate_schedule="linear"),
+                  resume=tmp_path / "checkpoint")  # fmt: skip
+    assert resumed.model.lr_schedule(0.25) == pytest.approx(2.5e-4)  # the config's schedule, on the new total
 
 
 def test_networks_of_one_batch_key_played_together_choose_as_each_alone() -> None:

@@ -60,7 +60,7 @@ class TrainConfig:
     num_envs: int = 128
     """Games stepped together in the batched vector env."""
     opponents: dict[str, float] = field(
-        default_factory=lambda: {"counting": 0.6, "threshold": 0.1, SELF: 0.3}, metadata={"metavar": "SPEC[=W]"}
+        default_factory=lambda: {"counting": 0.85, SELF: 0.15}, metadata={"metavar": "SPEC[=W]"}
     )
     """Opponent mixture: agent specs (or 'self': the pool of frozen snapshots of the learner) with
     weights, e.g. counting=0.4 threshold=0.2 self=0.4; each game draws one for all its opponent seats."""
@@ -85,8 +85,11 @@ class TrainConfig:
     """Teacher turns the warm start clones."""
     warm_start_epochs: int = 3
     """Passes of the warm start over those turns."""
-    learning_rate: float = 1e-4
-    """PPO learning rate."""
+    learning_rate: float = 2e-4
+    """PPO learning rate (at the start, with a linear schedule)."""
+    learning_rate_schedule: Literal["constant", "linear"] = "linear"
+    """'constant', or 'linear': the learning rate falls in proportion to the steps left of
+    total_timesteps (to 0 at its end), so the last updates are small."""
     n_steps: int = 32
     """Steps per game per rollout."""
     batch_size: int = 1024

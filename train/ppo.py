@@ -162,6 +162,17 @@ class ProgressCallback(BaseCallback):
         return True
 
 
+@dataclass(frozen=True)
+class LinearSchedule:
+    """A learning rate that falls linearly from ``start`` to 0 over the run's total steps (SB3 calls
+    it with the share of the steps left, 1 to 0)."""
+
+    start: float
+
+    def __call__(self, progress_remaining: float) -> float:
+        return self.start * progress_remaining
+
+
 class Run:
     """One training run: its config, opponent pool, env, model and output files.
 
@@ -282,7 +293,10 @@ class Run:
         c = self.config
         names = ("learning_rate", "n_steps", "batch_size", "n_epochs", "gamma", "gae_lambda", "clip_range", "ent_coef",
                  "vf_coef", "max_grad_norm")  # fmt: skip
-        return {name: getattr(c, name) for name in names}
+        settings = {name: getattr(c, name) for name in names}
+        if c.learning_rate_schedule == "linear":
+            settings["learning_rate"] = LinearSchedule(c.learning_rate)
+        return settings
 
     def _resume(self, folder: Path) -> tuple[MaskablePPO, float]:
         """The checkpoint's model (pool loaded too) and the seconds trained before."""

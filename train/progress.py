@@ -116,7 +116,7 @@ class Progress:
             parts = [f"{_amount(self.done)}/{self.total:,} {self.unit} ({share:.0%})"]
         else:
             parts = [f"{_amount(self.done)} {self.unit}"]
-        parts.append(f"{rate:,.0f} {self.unit}/s")
+        parts.append(f"{rate:,.0f} {self.unit}/s" if rate >= 10 else f"{rate:.2f} {self.unit}/s")
         if final:
             parts.append(f"in {duration(elapsed)}")
         else:
