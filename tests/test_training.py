@@ -260,3 +260,14 @@ def test_networks_of_one_batch_key_played_together_choose_as_each_alone() -> Non
         rows = np.flatnonzero(which == j)
         expected[rows] = network(observations[rows], masks[rows])
     assert np.array_equal(together, expected)
+
+
+def test_two_update_threads_train_the_same_network_as_one(tmp_path: Path) -> None:
+    """update_threads changes only how torch splits the update's sums: one rollout and its update
+    give the same weights to float32 rounding (the rollouts themselves use one thread either way)."""
+    weights = []
+    for threads in (1, 2):
+        run = Run(small_config(tmp_path / str(threads), total_timesteps=1024, update_threads=threads))
+        run.learn()
+        weights.append([p.detach().numpy().copy() for p in run.model.policy.parameters()])
+    assert all(np.allclose(a, b, atol=1e-5) for a, b in zip(*weights))
