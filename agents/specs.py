@@ -68,10 +68,9 @@ def make(
     """The agent ``spec`` names (see the module docstring), for a table of ``players`` seats.
 
     ``rules`` (default ``Rules(num_players=players)``, or none: each agent's own default) and ``seed``
-    go to factories that take them;
-    other keyword arguments go to a registered name's factory as they are. ``spec`` may also be a
-    policy or a factory object. ``ValueError`` for a spec that does not resolve to a policy that fits
-    the table (the message names the spec and the problem).
+    go to factories that take them; other keyword arguments go to a registered name's factory as
+    they are. ``spec`` may also be a policy or a factory object. ``ValueError`` for a spec that does
+    not resolve to a policy that fits the table (the message names the spec and the problem).
     """
     if rules is not None and players is not None and rules.num_players != players:
         raise ValueError(f"players={players} disagrees with rules.num_players={rules.num_players}")
