@@ -51,6 +51,25 @@ def rules_from(options: dict[str, Any], env_options: Iterable[str], rules: Rules
     return rules
 
 
+def view_rules(
+    rule_options: dict[str, Any],
+    env_options: Iterable[str],
+    rules: Rules | None,
+    *,
+    render_mode: Any,
+    render_modes: list[str],
+    seed: Any,
+    max_steps: Any,
+) -> Rules:
+    """The checks every environment view makes of the options all views share (one constructor
+    convention); returns the view's :class:`Rules` (see :func:`rules_from`)."""
+    rules = rules_from(rule_options, env_options, rules)
+    check_render_mode(render_mode, render_modes)
+    check_seed(seed)
+    check_max_steps(max_steps)
+    return rules
+
+
 def check_max_steps(max_steps: Any) -> None:
     """``None`` or a positive integer."""
     if max_steps is not None and (

@@ -44,7 +44,7 @@ import numpy as np
 
 from skyjo_env import render
 from skyjo_env.actions import NUM_ACTIONS
-from skyjo_env.checks import MAX_STEPS, action_id, check_render_mode, check_seed, checked_action, rules_from
+from skyjo_env.checks import MAX_STEPS, action_id, checked_action, view_rules
 from skyjo_env.engine import SkyjoEngine
 from skyjo_env.learner_games import LearnerGames
 from skyjo_env.observation import observe
@@ -75,11 +75,10 @@ class SkyjoEnv(gymnasium.Env[np.ndarray, np.int64]):
         rules: Rules | None = None,
         **rule_options: Any,
     ) -> None:
-        rules = rules_from(rule_options, ENV_OPTIONS, rules)
+        rules = view_rules(rule_options, ENV_OPTIONS, rules, render_mode=render_mode,
+                           render_modes=self.metadata["render_modes"], seed=seed, max_steps=max_steps)  # fmt: skip
         if illegal_action not in ILLEGAL_ACTIONS:
             raise ValueError(f"illegal_action={illegal_action!r} is not allowed; use one of {ILLEGAL_ACTIONS}")
-        check_render_mode(render_mode, self.metadata["render_modes"])
-        check_seed(seed)
         self.rules = rules
         self.games = LearnerGames(
             1, rules, opponents=self._lineup(opponents), seat=seat, reward=reward, reward_scale=reward_scale,

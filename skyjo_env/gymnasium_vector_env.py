@@ -41,7 +41,7 @@ import gymnasium
 import numpy as np
 from gymnasium.vector.utils import batch_space
 
-from skyjo_env.checks import MAX_STEPS, check_render_mode, check_seed, rules_from
+from skyjo_env.checks import MAX_STEPS, view_rules
 from skyjo_env.learner_games import VECTOR_ENV_OPTIONS as ENV_OPTIONS
 from skyjo_env.learner_games import LearnerGames
 from skyjo_env.opponents import OpponentPolicy
@@ -74,9 +74,8 @@ class SkyjoVectorEnv(gymnasium.vector.VectorEnv):
         rules: Rules | None = None,
         **rule_options: Any,
     ) -> None:
-        rules = rules_from(rule_options, ENV_OPTIONS, rules)
-        check_render_mode(render_mode, self.metadata["render_modes"])
-        check_seed(seed)
+        rules = view_rules(rule_options, ENV_OPTIONS, rules, render_mode=render_mode,
+                           render_modes=self.metadata["render_modes"], seed=seed, max_steps=max_steps)  # fmt: skip
         self.games = LearnerGames(
             num_envs, rules, opponents=opponents, weights=weights, seat=seat, reward=reward,
             reward_scale=reward_scale, max_steps=max_steps, seed=seed,

@@ -91,15 +91,7 @@ from pettingzoo.utils import wrappers
 
 from skyjo_env import render
 from skyjo_env.actions import NUM_ACTIONS
-from skyjo_env.checks import (
-    MAX_STEPS,
-    action_id,
-    check_max_steps,
-    check_render_mode,
-    check_seed,
-    checked_action,
-    rules_from,
-)
+from skyjo_env.checks import MAX_STEPS, action_id, checked_action, view_rules
 from skyjo_env.engine import SkyjoEngine
 from skyjo_env.observation import observe
 from skyjo_env.phases import PHASE_NAMES
@@ -151,10 +143,8 @@ class raw_env(AECEnv, EzPickle):
             self, reward=reward, seed=seed, max_steps=max_steps, render_mode=render_mode, rules=rules, **rule_options
         )
         super().__init__()
-        rules = rules_from(rule_options, ENV_OPTIONS, rules)
-        check_render_mode(render_mode, self.metadata["render_modes"])
-        check_max_steps(max_steps)
-        check_seed(seed)
+        rules = view_rules(rule_options, ENV_OPTIONS, rules, render_mode=render_mode,
+                           render_modes=self.metadata["render_modes"], seed=seed, max_steps=max_steps)  # fmt: skip
         self._seed = seed  # for the first reset that gets none
         check_reward(reward)
         self.engine = SkyjoEngine(rules, 1, auto_reset=False)

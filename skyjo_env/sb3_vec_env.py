@@ -40,7 +40,7 @@ import numpy as np
 from stable_baselines3.common.vec_env import VecEnv
 from stable_baselines3.common.vec_env.base_vec_env import VecEnvIndices, VecEnvStepReturn
 
-from skyjo_env.checks import MAX_STEPS, check_render_mode, check_seed, rules_from
+from skyjo_env.checks import MAX_STEPS, view_rules
 from skyjo_env.engine import SkyjoEngine
 from skyjo_env.learner_games import VECTOR_ENV_OPTIONS as ENV_OPTIONS
 from skyjo_env.learner_games import LearnerGames
@@ -74,9 +74,8 @@ class SkyjoSB3VecEnv(VecEnv):
         render_mode: str | None = None,
         **rule_options: Any,
     ) -> None:
-        rules = rules_from(rule_options, ENV_OPTIONS, rules)
-        check_render_mode(render_mode, ["rgb_array"])
-        check_seed(seed)
+        rules = view_rules(rule_options, ENV_OPTIONS, rules, render_mode=render_mode, render_modes=["rgb_array"],
+                           seed=seed, max_steps=max_steps)  # fmt: skip
         self.games = LearnerGames(
             num_envs, rules, opponents=opponents, weights=weights, seat=seat, reward=reward,
             reward_scale=reward_scale, max_steps=max_steps, seed=seed,
