@@ -664,6 +664,15 @@ class SkyjoEngine:
         )  # fmt: skip
         return snapshot.encode(self.rules, state)
 
+    @classmethod
+    def of_game(cls, data: dict[str, Any], rules: Rules | None = None) -> SkyjoEngine:
+        """A one-game engine without auto-reset holding the game ``data`` (from :meth:`export_game`),
+        under its own rules or, to play it on under other options, under ``rules``."""
+        rules = Rules.from_dict(data["rules"]) if rules is None else rules
+        engine = cls(rules, 1, seed=0, auto_reset=False)
+        engine.import_game(0, {**data, "rules": rules.to_dict()})
+        return engine
+
     def import_game(self, game: int, data: dict[str, Any]) -> None:
         """Load a dict from :meth:`export_game` into slot ``game``; ``ValueError`` if it is corrupt
         (nothing changes then)."""

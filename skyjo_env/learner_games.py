@@ -117,9 +117,8 @@ class LearnerGames:
         self.set_opponents(opponents, weights)
         self._carry = np.zeros(N, dtype=np.float32)  # rewards of new games before their learner's turn
         self._bits: np.ndarray | None = None  # legal actions of the learners, cached per state
-        self._ended: list[
-            tuple[np.ndarray, ...]
-        ] = []  # per restart in a step: games, observations, truncated, seats, totals, won, pool
+        # Per restart in a step: games, observations, truncated, seats, totals, won, pool entries.
+        self._ended: list[tuple[np.ndarray, ...]] = []
 
     @property
     def seats(self) -> np.ndarray:

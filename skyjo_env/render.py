@@ -109,9 +109,7 @@ def round_end(state: dict[str, Any], action: int) -> RoundEnd:
     The engine deals the next round in the step that scores one, so the action is replayed in a
     one-round copy of the game, which stops with every card face up.
     """
-    rules = Rules.from_dict({**state["rules"], "episode": "round"})
-    engine = SkyjoEngine(rules, 1, auto_reset=False)
-    engine.import_game(0, {**state, "rules": rules.to_dict()})
+    engine = SkyjoEngine.of_game(state, Rules.from_dict({**state["rules"], "episode": "round"}))
     if not engine.step(np.array([action])).round_over[0]:
         raise ValueError(f"action {action} does not end the round in this state")
     table = public_table(engine, 0, None)

@@ -34,7 +34,7 @@ from skyjo_env.train.imitation import clone, collect
 from skyjo_env.train.progress import Progress
 from skyjo_env.train.selfplay import OpponentPool, snapshot
 from skyjo_env.train.shaping import ShapedReward
-from skyjo_env.train.tournament import TournamentResult, run_tournament
+from skyjo_env.train.tournament import TournamentResult, games_played, run_tournament
 
 ACTIVATION_MODULES = {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU}
 #: What a run writes into its folder; ``overwrite`` removes exactly these.
@@ -265,7 +265,8 @@ class Run:
     def run_evaluation(self, timesteps: int) -> dict[str, dict[str, float]]:
         """Evaluate against each heuristic: printed, logged to TensorBoard and to ``eval.jsonl``."""
         c = self.config
-        games = -(-c.eval_games // c.players) * c.players * len(c.eval_opponents)  # whole rotations, every opponent
+        # Each opponent plays the learner in whole rotations of the seats (the learner and P - 1 copies).
+        games = games_played(c.eval_games, c.players) * len(c.eval_opponents)
         with Progress(games, f"evaluation at {timesteps:,} steps", "games", enabled=self.show_progress) as bar:
             figures = evaluate(learner_policy(self.model, c), c, c.eval_games, seed=timesteps, progress=bar)
         for name, f in figures.items():
@@ -409,7 +410,7 @@ def train(
     figures = run.run_evaluation(run.model.num_timesteps)
     rules = config.game_rules
     pool = [agent] + [specs.make(n, rules=rules, seed=config.seed + i) for i, n in enumerate(config.eval_opponents)]
-    games = -(-config.final_games // len(pool)) * len(pool)  # whole rotations of the pool
+    games = games_played(config.final_games, len(pool))
     with Progress(games, "final tournament", "games", enabled=progress) as bar:
         result = run_tournament(pool, config.players, config.final_games, rules=rules, seed=config.seed, progress=bar)
     (run.out / "results.json").write_text(

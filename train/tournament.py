@@ -121,11 +121,16 @@ class TournamentResult:
         raise KeyError(f"no agent {name!r} in this result; agents: {[a.name for a in self.agents]}")
 
 
+def games_played(games: int, num_agents: int) -> int:
+    """The games a tournament of ``num_agents`` plays when asked for ``games``: whole line-up blocks."""
+    return -(-games // num_agents) * num_agents
+
+
 def lineups(num_agents: int, players: int, games: int, rng: np.random.Generator) -> np.ndarray:
-    """``(G, players)`` agent index per game and seat, ``G = games`` rounded up to blocks of ``num_agents``."""
+    """``(G, players)`` agent index per game and seat, ``G`` = :func:`games_played`."""
     if num_agents < 1:
         raise ValueError("a tournament needs at least one agent")
-    blocks = -(-games // num_agents)
+    blocks = games_played(games, num_agents) // num_agents
     order = np.argsort(rng.random((blocks, num_agents)), axis=1)  # one random agent order per block
     window = (np.arange(num_agents)[:, None] + np.arange(players)[None, :]) % num_agents  # (n, P)
     return order[:, window].reshape(blocks * num_agents, players)

@@ -201,9 +201,7 @@ def _round_end(before: dict[str, Any], action: int) -> dict[str, Any]:
 
 
 def _engine(record: dict[str, Any]) -> SkyjoEngine:
-    engine = SkyjoEngine(Rules.from_dict(record["state"]["rules"]), 1, seed=0, auto_reset=False)
-    engine.import_game(0, record["state"])
-    return engine
+    return SkyjoEngine.of_game(record["state"])
 
 
 def _playing(record: dict[str, Any]) -> SkyjoEngine:
