@@ -44,7 +44,7 @@ from typing import Any
 import numpy as np
 
 from skyjo_env import random_streams, snapshot
-from skyjo_env.actions import DRAW, FLIP, NUM_ACTIONS, REPLACE, TAKE, action_name
+from skyjo_env.actions import DRAW, FLIP, NUM_ACTIONS, REPLACE, TAKE, action_name, names
 from skyjo_env.arrays import all_set, any_set, over_seats, row_item, row_items
 from skyjo_env.cards import (
     ALL_SLOTS,
@@ -363,10 +363,9 @@ class SkyjoEngine:
         if self.phase[g] == OVER:
             raise ValueError(f"game {g} is over; no action is legal until it is reset (reset_games)")
         name = action_name(a[i]) if 0 <= a[i] < NUM_ACTIONS else repr(int(a[i]))
-        legal_names = [action_name(x) for x in np.flatnonzero(unpack_bits(bits[i : i + 1])[0])]
         raise ValueError(
             f"illegal action {name} (id {int(a[i])}) in game {g}, phase {PHASE_NAMES[self.phase[g]]}, "
-            f"seat {int(self.current[g])}; legal actions: {legal_names}"
+            f"seat {int(self.current[g])}; legal actions: {names(unpack_bits(bits[i : i + 1])[0])}"
         )
 
     def _draw(self, games: np.ndarray) -> None:

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from skyjo_env import render
-from skyjo_env.actions import action_name
+from skyjo_env.actions import names
 from skyjo_env.checks import MAX_STEPS, check_actions, check_max_steps, check_seat
 from skyjo_env.engine import SkyjoEngine
 from skyjo_env.observation import observe
@@ -325,7 +325,7 @@ class LearnerGames:
             ),
             illegal=lambda g, a: (
                 f"illegal action {a} for the learner in game {g} (seat {int(self._seats[g])}); legal actions: "
-                f"{[action_name(x) for x in np.flatnonzero(unpack_bits(bits[g : g + 1])[0])]}. "
+                f"{names(unpack_bits(bits[g : g + 1])[0])}. "
                 "Use the action masks (e.g. sb3_contrib.MaskablePPO)."
             ),
         )

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from skyjo_env.actions import action_name
+from skyjo_env.actions import names as legal_action_names
 from skyjo_env.checks import check_actions
 from skyjo_env.engine import SkyjoEngine, StepResult
 from skyjo_env.observation import observe
@@ -106,19 +106,7 @@ def act(
         observations = observe(engine, engine.current[games], games)
     else:
         observations = np.empty((len(games), 0), dtype=np.float32)
-    n = masks.shape[0]
-    name = policy_name(policy)
-    return check_actions(
-        policy(observations, masks),
-        masks,
-        malformed=lambda a: (
-            f"{role} {name!r} returned {a.dtype} actions of shape {a.shape}; it must return {n} integer action ids"
-        ),
-        illegal=lambda i, a: (
-            f"{role} {name!r} chose illegal action {a} (row {i} of {n}, game {int(games[i])}); "
-            f"legal actions there: {[action_name(x) for x in np.flatnonzero(masks[i])]}"
-        ),
-    )
+    return _checked(policy(observations, masks), masks, games, role, [policy_name(policy)])
 
 
 def play_policies(
@@ -159,16 +147,24 @@ def _act_together(
 ) -> np.ndarray:
     """:func:`act` for several policies of one batch key at once (row ``i`` is ``policies[which[i]]``'s)."""
     observations = observe(engine, engine.current[games], games)
+    actions = type(policies[0]).play_together(policies, observations, masks, which)
+    return _checked(actions, masks, games, role, [policy_name(p) for p in policies], which)
+
+
+def _checked(
+    actions: Any, masks: np.ndarray, games: np.ndarray, role: str, names: list[str], which: np.ndarray | None = None
+) -> np.ndarray:
+    """``actions`` checked against ``masks``; the ``ValueError`` names the policy of the row at fault
+    (``names[which[i]]``, or ``names[0]`` for every row without ``which``) as ``role``."""
     n = masks.shape[0]
-    names = [policy_name(p) for p in policies]
     return check_actions(
-        type(policies[0]).play_together(policies, observations, masks, which),
+        actions,
         masks,
         malformed=lambda a: (
             f"{role} {names[0]!r} returned {a.dtype} actions of shape {a.shape}; it must return {n} integer action ids"
         ),
         illegal=lambda i, a: (
-            f"{role} {names[which[i]]!r} chose illegal action {a} (row {i} of {n}, game {int(games[i])}); "
-            f"legal actions there: {[action_name(x) for x in np.flatnonzero(masks[i])]}"
+            f"{role} {names[0 if which is None else which[i]]!r} chose illegal action {a} (row {i} of {n}, "
+            f"game {int(games[i])}); legal actions there: {legal_action_names(masks[i])}"
         ),
     )

@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from skyjo_env.actions import action_name, parse_action
+from skyjo_env.actions import action_name, names, parse_action
 from skyjo_env.agents.base import Policy
 from skyjo_env.engine import SkyjoEngine
 from skyjo_env.opponents import act, policy_name
@@ -37,7 +37,7 @@ class Quit(Exception):
 
 def read_move(legal: np.ndarray, ask: Callable[[str], str], say: Callable[[str], None]) -> int:
     """Ask until the person enters a legal move; raises :class:`Quit` on ``quit``, Ctrl-C or end of input."""
-    legal_names = [action_name(a) for a in np.flatnonzero(legal)]
+    legal_names = names(legal)
     while True:
         try:
             text = ask("your move> ").strip().lower()
