@@ -30,6 +30,11 @@ class ActionTypeError(TypeError, ValueError):
 
 
 # ---------------------------------------------------------------------------- options
+def is_integer(value: Any) -> bool:
+    """A Python or numpy integer, and not a bool (which Python counts as an int)."""
+    return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+
+
 def rules_from(options: dict[str, Any], env_options: Iterable[str], rules: Rules | None = None) -> Rules:
     """The :class:`Rules` of a view: ``rules`` itself, or the rule options given as keywords.
 
@@ -72,9 +77,7 @@ def view_rules(
 
 def check_max_steps(max_steps: Any) -> None:
     """``None`` or a positive integer."""
-    if max_steps is not None and (
-        isinstance(max_steps, bool) or not isinstance(max_steps, (int, np.integer)) or max_steps < 1
-    ):
+    if max_steps is not None and (not is_integer(max_steps) or max_steps < 1):
         raise ValueError(f"max_steps={max_steps!r} is not allowed; use None or a positive integer")
 
 
@@ -86,15 +89,13 @@ def check_render_mode(render_mode: Any, modes: list[str]) -> None:
 
 def check_seed(seed: Any) -> None:
     """``None`` or a non-negative integer."""
-    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0):
+    if seed is not None and (not is_integer(seed) or seed < 0):
         raise ValueError(f"seed={seed!r} is not allowed; use None or a non-negative integer")
 
 
 def check_seat(seat: Any, num_players: int) -> None:
     """``None`` (a random seat) or a seat ``0..num_players - 1``."""
-    if seat is not None and (
-        isinstance(seat, bool) or not isinstance(seat, (int, np.integer)) or not 0 <= seat < num_players
-    ):
+    if seat is not None and (not is_integer(seat) or not 0 <= seat < num_players):
         raise ValueError(f"seat={seat!r} is not allowed; use None (random) or a seat 0..{num_players - 1}")
 
 
@@ -134,7 +135,7 @@ def action_id(action: Any) -> int:
     anything else (bools, floats, strings, ``None``, arrays of several values)."""
     if isinstance(action, np.ndarray) and action.shape == () and action.dtype.kind in "iu":
         action = action.item()
-    if isinstance(action, (int, np.integer)) and not isinstance(action, (bool, np.bool_)):
+    if is_integer(action):
         return int(action)
     raise ActionTypeError(
         f"action {action!r} ({type(action).__name__}) is not an action id; use an integer 0..{NUM_ACTIONS - 1} "

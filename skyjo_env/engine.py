@@ -61,7 +61,7 @@ from skyjo_env.cards import (
     SLOTS,
     check_deck,
 )
-from skyjo_env.checks import illegal_rows
+from skyjo_env.checks import illegal_rows, is_integer
 from skyjo_env.phases import CHOOSE, DRAWN, OVER, PHASE_NAMES, SETUP, TAKEN
 from skyjo_env.rules import Rules
 from skyjo_env.sampling import unpack_bits
@@ -139,7 +139,7 @@ class SkyjoEngine:
         self.rules = rules if rules is not None else Rules()
         if not isinstance(self.rules, Rules):
             raise ValueError(f"rules must be a skyjo_env.Rules, not {type(self.rules).__name__}")
-        if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
+        if not is_integer(batch_size) or batch_size < 1:
             raise ValueError(f"batch_size={batch_size!r} is not allowed; use a positive integer")
         self.batch_size = B = int(batch_size)
         self.num_players = P = self.rules.num_players

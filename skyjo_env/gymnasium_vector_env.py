@@ -41,7 +41,7 @@ import gymnasium
 import numpy as np
 from gymnasium.vector.utils import batch_space
 
-from skyjo_env.checks import MAX_STEPS, view_rules
+from skyjo_env.checks import MAX_STEPS, is_integer, view_rules
 from skyjo_env.learner_games import VECTOR_ENV_OPTIONS as ENV_OPTIONS
 from skyjo_env.learner_games import LearnerGames
 from skyjo_env.opponents import OpponentPolicy
@@ -93,7 +93,7 @@ class SkyjoVectorEnv(gymnasium.vector.VectorEnv):
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[np.ndarray, dict[str, Any]]:
         """Deal new games everywhere; opponents act up to each learner's first turn."""
-        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer))):
+        if seed is not None and not is_integer(seed):
             raise ValueError(
                 f"seed={seed!r} is not allowed; use None or one integer (one engine deals all {self.num_envs} games)"
             )

@@ -36,6 +36,7 @@ from typing import Any
 import numpy as np
 
 from skyjo_env.cards import COUNTS, DECK_SIZE, MAX_VALUE, MIN_VALUE, NUM_VALUES, SLOTS, check_deck
+from skyjo_env.checks import is_integer
 from skyjo_env.phases import DRAWN, OVER, PHASE_NAMES, TAKEN
 from skyjo_env.rules import Rules
 
@@ -199,7 +200,7 @@ def _flags(bits: np.ndarray) -> np.ndarray:
 
 
 def _int(value: Any, name: str, lo: int, hi: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not lo <= value <= hi:
+    if not is_integer(value) or not lo <= value <= hi:
         raise ValueError(f"{name}={value!r} must be an integer in {lo}..{hi}")
     return int(value)
 

@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from skyjo_env.agents.base import Policy
-from skyjo_env.checks import MAX_STEPS
+from skyjo_env.checks import MAX_STEPS, is_integer
 from skyjo_env.engine import SkyjoEngine
 from skyjo_env.opponents import play_policies, policy_name
 from skyjo_env.phases import OVER
@@ -173,7 +173,7 @@ def run_tournament(
         raise ValueError("a tournament needs at least one agent")
     if len({id(a) for a in agents}) != len(agents):
         raise ValueError("the same agent object is listed twice; build one object per entry")
-    if isinstance(games, bool) or not isinstance(games, (int, np.integer)) or games < 1:
+    if not is_integer(games) or games < 1:
         raise ValueError(f"games={games!r} is not allowed; use a positive integer")
     base = rules if rules is not None else Rules()
     rules = Rules.from_dict({**base.to_dict(), "num_players": players})
