@@ -89,7 +89,7 @@ class SkyjoEnv(gymnasium.Env[np.ndarray, np.int64]):
         self.render_mode = render_mode
         self._seed = seed  # for the first reset that gets none
         self._ended = True  # the episode is over (or not begun): reset() before step()
-        self.observation_space = observation_space(rules.num_players, rules.end_score)
+        self.observation_space = observation_space(rules)
         self.action_space = action_space()
 
     @property

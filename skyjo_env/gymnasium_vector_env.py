@@ -83,7 +83,7 @@ class SkyjoVectorEnv(gymnasium.vector.VectorEnv):
         self.num_envs = self.games.num_games
         self.render_mode = render_mode
         self._seed = seed  # for the first reset that gets none
-        self.single_observation_space = observation_space(rules.num_players, rules.end_score)
+        self.single_observation_space = observation_space(rules)
         self.single_action_space = action_space()
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         self.action_space = batch_space(self.single_action_space, self.num_envs)

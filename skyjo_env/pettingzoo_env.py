@@ -156,9 +156,7 @@ class raw_env(AECEnv, EzPickle):
         self.agents: list[str] = []
         self.action_spaces = {a: action_space() for a in self.possible_agents}
         self.observation_spaces = {
-            a: gymnasium.spaces.Dict(
-                {"observation": observation_space(rules.num_players, rules.end_score), "action_mask": mask_space()}
-            )
+            a: gymnasium.spaces.Dict({"observation": observation_space(rules), "action_mask": mask_space()})
             for a in self.possible_agents
         }
         self._seat = {a: i for i, a in enumerate(self.possible_agents)}

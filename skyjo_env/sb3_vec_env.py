@@ -85,7 +85,7 @@ class SkyjoSB3VecEnv(VecEnv):
         self._all = np.arange(N)
         self._infos: list[dict[str, Any]] = [{} for _ in range(N)]  # empty dicts, reused (see _empty_infos)
         self._actions: np.ndarray | None = None
-        super().__init__(N, observation_space(rules.num_players, rules.end_score), action_space())
+        super().__init__(N, observation_space(rules), action_space())
 
     @property
     def engine(self) -> SkyjoEngine:

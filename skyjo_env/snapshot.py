@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from skyjo_env.cards import COUNTS, DECK_SIZE, MAX_VALUE, MIN_VALUE, NUM_VALUES, SLOTS, check_deck
+from skyjo_env.cards import COUNTS, DECK_SIZE, MAX_VALUE, MIN_VALUE, NUM_VALUES, SLOT_FLAGS, SLOTS, check_deck
 from skyjo_env.checks import is_integer
 from skyjo_env.phases import DRAWN, OVER, PHASE_NAMES, TAKEN
 from skyjo_env.rules import Rules
@@ -65,7 +65,6 @@ KEYS = [
     "steps",
     "decks",
 ]
-_BITS = np.arange(SLOTS)
 
 
 @dataclass
@@ -102,8 +101,8 @@ def encode(rules: Rules, state: GameState) -> dict[str, Any]:
         "key": [int(x) for x in state.key],
         "shuffles": int(state.shuffles),
         "values": state.values.tolist(),
-        "face_up": ((state.face_up[:, None] >> _BITS) & 1).astype(bool).tolist(),
-        "removed": ((state.removed[:, None] >> _BITS) & 1).astype(bool).tolist(),
+        "face_up": SLOT_FLAGS[state.face_up].tolist(),
+        "removed": SLOT_FLAGS[state.removed].tolist(),
         "draw_pile": state.draw_pile.tolist(),
         "discard_pile": state.discard_pile.tolist(),
         "held": int(state.held) if holding else None,
@@ -123,7 +122,7 @@ def encode(rules: Rules, state: GameState) -> dict[str, Any]:
 def unseen_counts(state: GameState) -> np.ndarray:
     """``(15,)`` int16 public count of each value not seen yet: the draw pile, the face-down cards,
     and a drawn card still in hand (seen by its drawer only, R10)."""
-    hidden = ~_flags(state.face_up) & ~_flags(state.removed)
+    hidden = ~SLOT_FLAGS[state.face_up] & ~SLOT_FLAGS[state.removed]
     unseen = np.bincount(
         np.concatenate([state.draw_pile, state.values[hidden]]).astype(np.int64) - MIN_VALUE, minlength=NUM_VALUES
     )
@@ -192,11 +191,6 @@ def decode(data: Any, rules: Rules) -> GameState:
         steps=_int(data["steps"], "steps", 0, 2**31 - 1),
         decks=[check_deck(d, f"decks[{i}]") for i, d in enumerate(data["decks"])],
     )
-
-
-def _flags(bits: np.ndarray) -> np.ndarray:
-    """``(P,)`` slot bit sets as ``(P, 12)`` booleans."""
-    return ((bits[:, None] >> _BITS) & 1).astype(bool)
 
 
 def _int(value: Any, name: str, lo: int, hi: int) -> int:

@@ -8,6 +8,7 @@ from gymnasium import spaces
 from skyjo_env.actions import NUM_ACTIONS
 from skyjo_env.cards import MAX_VALUE, MIN_VALUE, SLOTS
 from skyjo_env.observation import TOTALS_FLOOR, layout, size, totals_ceiling
+from skyjo_env.rules import Rules
 
 
 def action_space(seed: int | None = None) -> spaces.Discrete:
@@ -15,8 +16,9 @@ def action_space(seed: int | None = None) -> spaces.Discrete:
     return spaces.Discrete(NUM_ACTIONS, seed=seed)
 
 
-def observation_space(num_players: int, end_score: int = 100, seed: int | None = None) -> spaces.Box:
-    """The flat float32 observation of :mod:`skyjo_env.observation`, with the bounds of each entry.
+def observation_space(rules: Rules, seed: int | None = None) -> spaces.Box:
+    """The flat float32 observation of :mod:`skyjo_env.observation` at a table under ``rules``, with
+    the bounds of each entry.
 
     Card values lie in [-2/12, 1] and every other entry in [0, 1], except the game totals over
     ``end_score``: a total before the last round is below ``end_score`` (R19) and a round scores at
@@ -24,13 +26,14 @@ def observation_space(num_players: int, end_score: int = 100, seed: int | None =
     observation clips it at -1 (a total of ``-end_score``, which negative rounds never reach in a
     real game).
     """
-    L = layout(num_players)
-    low = np.zeros(size(num_players), dtype=np.float32)
-    high = np.ones(size(num_players), dtype=np.float32)
-    for r in range(num_players):
+    P = rules.num_players
+    L = layout(P)
+    low = np.zeros(size(P), dtype=np.float32)
+    high = np.ones(size(P), dtype=np.float32)
+    for r in range(P):
         low[L[f"grid_{r}"].start : L[f"grid_{r}"].start + SLOTS] = MIN_VALUE / MAX_VALUE
     low[L["totals"]] = TOTALS_FLOOR
-    high[L["totals"]] = totals_ceiling(end_score)
+    high[L["totals"]] = totals_ceiling(rules.end_score)
     return spaces.Box(low, high, dtype=np.float32, seed=seed)
 
 
