@@ -267,7 +267,9 @@ def test_two_update_threads_train_the_same_network_as_one(tmp_path: Path) -> Non
     give the same weights to float32 rounding (the rollouts themselves use one thread either way)."""
     weights = []
     for threads in (1, 2):
-        run = Run(small_config(tmp_path / str(threads), total_timesteps=1024, update_threads=threads))
+        run = Run(
+            small_config(tmp_path / str(threads), total_timesteps=1024, update_threads=threads, precision="float32")
+        )
         run.learn()
         weights.append([p.detach().numpy().copy() for p in run.model.policy.parameters()])
     assert all(np.allclose(a, b, atol=1e-5) for a, b in zip(*weights))

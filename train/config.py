@@ -24,6 +24,8 @@ Reward = Literal["score", "lead", "result"]
 #: The reward modes a learner can train on (the engine's, less ``"none"``).
 REWARDS: tuple[str, ...] = get_args(Reward)
 Activation = Literal["tanh", "relu"]
+#: Arithmetic of the torch networks' hidden layers (:mod:`skyjo_env.train.networks`).
+Precision = Literal["auto", "float32", "bfloat16"]
 #: The folder of a run's checkpoint (model, optimiser, opponent pool, config, state).
 CHECKPOINT = "checkpoint"
 #: Fields a resumed run keeps: they fix the network's inputs and shape.
@@ -42,6 +44,14 @@ def opponent_weight(text: str) -> tuple[str, float]:
             raise ValueError(f"the weight of {spec!r} must be a number >= 0, got {weight!r}")
         return spec, value
     return text, 1.0
+
+
+def game_rules(players: int, rules: dict[str, Any]) -> Rules:
+    """The :class:`Rules` of a run's games (its ``players`` and other ``rules`` options); ``ValueError``
+    for a bad option, or for ``num_players`` in ``rules`` (the field ``players`` sets it)."""
+    if "num_players" in rules:
+        raise ValueError("rules must not hold num_players; the field players sets it")
+    return Rules.from_dict({**rules, "num_players": players})
 
 
 @dataclass
@@ -112,6 +122,10 @@ class TrainConfig:
     """Hidden layer sizes of the policy and value networks."""
     activation: Activation = "relu"
     """Activation of the hidden layers."""
+    precision: Precision = "float32"
+    """Arithmetic of the torch networks' hidden layers: 'float32', 'bfloat16' (faster PPO updates
+    where the processor multiplies bfloat16 in hardware; weights, heads and loss stay float32) or
+    'auto' (bfloat16 where the processor has it, else float32)."""
     update_threads: int = 2
     """Torch threads of the PPO update, while the games wait; collecting rollouts uses one (thread
     pools spin against the games' numpy work)."""
@@ -183,9 +197,7 @@ class TrainConfig:
     @property
     def game_rules(self) -> Rules:
         """The :class:`Rules` of the run's games: ``rules`` with ``num_players=players``."""
-        if "num_players" in self.rules:
-            raise ValueError("rules must not hold num_players; the field players sets it")
-        return Rules.from_dict({**self.rules, "num_players": self.players})
+        return game_rules(self.players, self.rules)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -31,12 +31,12 @@ from skyjo_env.sb3_vec_env import SkyjoSB3VecEnv
 from skyjo_env.train.advised_env import AdvisedVecEnv
 from skyjo_env.train.config import CHECKPOINT, SELF, TrainConfig
 from skyjo_env.train.imitation import clone, collect
+from skyjo_env.train.networks import ACTIVATIONS, SkyjoPolicy, resolve_precision
 from skyjo_env.train.progress import Progress
 from skyjo_env.train.selfplay import OpponentPool, snapshot
 from skyjo_env.train.shaping import ShapedReward
 from skyjo_env.train.tournament import TournamentResult, games_played, run_tournament
 
-ACTIVATION_MODULES = {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU}
 #: What a run writes into its folder; ``overwrite`` removes exactly these.
 RUN_FILES = (
     "config.json",
@@ -195,6 +195,7 @@ class Run:
         self.say = say
         self.out = Path(config.out_dir)
         check_run_folder(self.out, resume=resume is not None, overwrite=overwrite)
+        state = None if resume is None else read_state(resume)
         torch.manual_seed(config.seed)
         # One thread each for torch and numpy's BLAS: on 2 cores, thread pools that spin against
         # the env's numpy work (or other processes) cost far more than they gain.
@@ -211,25 +212,31 @@ class Run:
         if config.advice is not None:
             self.venv = AdvisedVecEnv(self.venv, config.advice, rules)
         self.previous_seconds = 0.0
-        if resume is not None:
-            self.model, self.previous_seconds = self._resume(Path(resume))
+        self.policy_kwargs = {
+            "net_arch": list(config.net_arch),
+            "activation_fn": ACTIVATIONS[config.activation],
+            "precision": resolve_precision(config.precision),
+        }
+        if resume is not None and state is not None:
+            self.model = self._resume(resume)
+            self.previous_seconds = state["seconds"]
         else:
             if overwrite:
                 remove_run_files(self.out)
             self.model = MaskablePPO(
-                "MlpPolicy",
+                SkyjoPolicy,
                 self.venv,
                 **self._hyperparameters(),
-                policy_kwargs={
-                    "net_arch": list(config.net_arch),
-                    "activation_fn": ACTIVATION_MODULES[config.activation],
-                },
+                policy_kwargs=self.policy_kwargs,
                 tensorboard_log=str(self.out / "tensorboard"),
                 seed=config.seed,
                 verbose=0,
             )
         self.out.mkdir(parents=True, exist_ok=True)
         config.save(self.out / "config.json")
+        say(
+            f"networks: hidden layers {list(config.net_arch)} ({config.activation}) in {self.policy_kwargs['precision']}"
+        )
         if resume is None and config.warm_start is not None:
             self.warm_start()
         if SELF in config.opponents and not self.pool.snapshots:
@@ -299,18 +306,18 @@ class Run:
             settings["learning_rate"] = LinearSchedule(c.learning_rate)
         return settings
 
-    def _resume(self, folder: Path) -> tuple[MaskablePPO, float]:
-        """The checkpoint's model (pool loaded too) and the seconds trained before."""
-        state = read_state(folder)
+    def _resume(self, folder: Path) -> MaskablePPO:
+        """The checkpoint's model (pool loaded too)."""
         if not (folder / "model.zip").is_file():
             raise ValueError(f"{folder} is not a checkpoint folder: it has no model.zip")
         try:
             model = MaskablePPO.load(folder / "model.zip", env=self.venv, tensorboard_log=str(self.out / "tensorboard"),
-                                     custom_objects=self._hyperparameters())  # fmt: skip
+                                     custom_objects={**self._hyperparameters(), "policy_class": SkyjoPolicy,
+                                                     "policy_kwargs": self.policy_kwargs})  # fmt: skip
         except Exception as exc:  # SB3 raises many kinds on a damaged zip
             raise ValueError(f"cannot load checkpoint {folder / 'model.zip'}: {exc}") from exc
         self.pool.load(folder / "pool")
-        return model, state["seconds"]
+        return model
 
     # -------------------------------------------------------------- the loop
     def learn(self) -> None:
@@ -408,7 +415,7 @@ def train(
     agent_path = run.out / specs.AGENT_FILE
     agent.save(agent_path)
     figures = run.run_evaluation(run.model.num_timesteps)
-    rules = config.game_rules
+    rules = run.rules
     pool = [agent] + [specs.make(n, rules=rules, seed=config.seed + i) for i, n in enumerate(config.eval_opponents)]
     games = games_played(config.final_games, len(pool))
     with Progress(games, "final tournament", "games", enabled=progress) as bar:
