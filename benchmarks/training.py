@@ -1,15 +1,19 @@
 """Training throughput: PPO steps per second of the main job's recipe, split into where the time goes.
 
-Runs ``skyjo train`` with one fixed recipe, the main job's up to this session (2 players, counting's
-advice, opponents counting 0.6, threshold 0.1 and self-play 0.3, learning rate 1e-4), so that a
-commit of then and one of now do the same work; from scratch (no warm start: the PPO phase is what is
-measured) for ``--steps`` learner steps, without evaluations, and times, in the same process, the rollout collection and the
-PPO update, and within the collection the vector env's step (opponents and advice included), the
-counting heuristic's cost model (opponents and advice alike), and the numpy networks of self-play
-snapshots. With ``--commit REV`` it measures the code of that commit the same way, in the same run,
-and prints the ratio of the two; each measurement runs in a process of its own.
+Runs ``skyjo train`` on its defaults but for the opponents and the learning rate, pinned to those of
+the main job at commit 4d242ec (2 players, counting's advice, opponents counting 0.6, threshold 0.1
+and self-play 0.3, learning rate 1e-4 constant), so that a commit of then and one of now play the
+same games at each commit's own default batch layout, epochs and precision; from scratch (no warm
+start: the PPO phase is what is measured) for ``--steps`` learner steps, without evaluations, and
+times, in the same process, the rollout collection and the PPO update, and within the collection
+the vector env's step (opponents and advice included), the counting heuristic's cost model
+(opponents and advice alike), and the numpy networks of self-play snapshots. With ``--commit REV``
+it measures the code of that commit the same way, in the same run, and prints the ratio of the two;
+each measurement runs in a process of its own. ``skyjo train`` flags after ``--`` are added to this
+checkout's recipe (``--baseline`` then measures this checkout without them, in the same run), to
+time a recipe change:
 
-    python benchmarks/training.py [--steps 300000] [--commit REV]
+    python benchmarks/training.py [--steps 300000] [--commit REV | --baseline] [-- TRAIN FLAGS...]
 
 Figures are wall-clock seconds on a shared machine: run it on an idle one and compare within a run.
 """
@@ -25,11 +29,11 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 
-# Runs in a child process: sys.argv = [tree or "", steps, out]. A tree is put first on sys.path, as
+# Runs in a child process: sys.argv = [tree or "", steps, out, *train flags]. A tree is put first on sys.path, as
 # it is laid out installed (an older commit may have top-level agents/ and train/ packages).
 DRIVER = r"""
 import functools, importlib, json, sys, time
-tree, steps, out = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+tree, steps, out, extra = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4:]
 if tree:
     sys.path.insert(0, tree)
 
@@ -75,19 +79,22 @@ started = time.perf_counter()
 cli.main(["train", "--warm-start", "none", "--total-timesteps", str(steps), "--eval-every", "0", "--eval-games", "2",
           "--final-games", "2", "--time-limit-minutes", "600", "--no-progress", "--out", out,
           "--opponents", "counting=0.6", "threshold=0.1", "self=0.3", "--learning-rate", "1e-4"]
-         + (["--learning-rate-schedule", "constant"] if "learning_rate_schedule" in RECIPE_FIELDS else []))
+         + (["--learning-rate-schedule", "constant"] if "learning_rate_schedule" in RECIPE_FIELDS else []) + extra)
 spent["total"] = time.perf_counter() - started
 print("RESULT " + json.dumps(spent))
 """
 
 
-def measure(tree: Path | None, steps: int) -> dict[str, float]:
-    """Seconds spent per part, for the code at ``tree`` (``None``: this checkout's installed package)."""
+def measure(tree: Path | None, steps: int, extra: list[str]) -> dict[str, float]:
+    """Seconds spent per part, for the code at ``tree`` (``None``: this checkout's installed package),
+    with the ``skyjo train`` flags ``extra`` added to the recipe."""
     with tempfile.TemporaryDirectory() as out:
         result = subprocess.run(
-            [sys.executable, "-c", DRIVER, str(tree or ""), str(steps), str(Path(out) / "run")],
-            capture_output=True, text=True, check=True, cwd=out,
+            [sys.executable, "-c", DRIVER, str(tree or ""), str(steps), str(Path(out) / "run"), *extra],
+            capture_output=True, text=True, cwd=out,
         )  # fmt: skip
+    if result.returncode:  # e.g. an older commit that needs a package this venv lacks
+        sys.exit(f"the run of {tree or 'this checkout'} failed:\n{result.stderr[-3000:]}")
     line = next(line for line in result.stdout.splitlines() if line.startswith("RESULT "))
     return json.loads(line.removeprefix("RESULT "))
 
@@ -115,20 +122,33 @@ def report(name: str, spent: dict[str, float], steps: int) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=300_000, help="PPO learner steps to time (default 300,000)")
-    parser.add_argument(
+    baseline = parser.add_mutually_exclusive_group()
+    baseline.add_argument(
         "--commit", default=None, metavar="REV", help="also measure the code of this commit, as a baseline"
     )
+    baseline.add_argument(
+        "--baseline", action="store_true", help="also measure this checkout without the flags after --, as a baseline"
+    )
+    parser.add_argument(
+        "train_flags", nargs="*", metavar="-- TRAIN FLAGS", help="skyjo train flags added to the recipe"
+    )
     args = parser.parse_args()
+    if args.baseline and not args.train_flags:
+        parser.error("--baseline compares with the flags after --; give some, e.g. -- --num-envs 256")
     results = {}
+    if args.baseline:
+        results["without the flags"] = measure(None, args.steps, [])
     if args.commit:
         with tempfile.TemporaryDirectory() as work:
             try:
-                results[f"commit {args.commit}"] = measure(commit_tree(args.commit, Path(work)), args.steps)
+                results[f"commit {args.commit}"] = measure(commit_tree(args.commit, Path(work)), args.steps, [])
             finally:
                 subprocess.run(
                     ["git", "-C", str(ROOT), "worktree", "remove", "--force", str(Path(work) / "checkout")], check=False
                 )
-    results["this checkout"] = measure(None, args.steps)
+    results["this checkout" + (" with " + " ".join(args.train_flags) if args.train_flags else "")] = measure(
+        None, args.steps, args.train_flags
+    )
     for name, spent in results.items():
         spent["collection_and_update"] = spent["collection"] + spent["update"]
         report(name, spent, args.steps)
