@@ -79,7 +79,6 @@ SMALL = BUDGET == "small"
 # %%
 OUT = Path("runs/notebook-ppo")
 if SMALL:
-    FINAL_GAMES = 8
     config = TrainConfig(
         total_timesteps=2_048,
         num_envs=32,
@@ -92,11 +91,10 @@ if SMALL:
         checkpoint_every=0,
         warm_start_samples=4_096,
         warm_start_epochs=1,
-        final_games=FINAL_GAMES,
+        final_games=8,
         out_dir=str(OUT),
     )
 else:
-    FINAL_GAMES = 2_000
     config = TrainConfig(
         total_timesteps=1_500_000,
         num_envs=128,
@@ -110,10 +108,12 @@ else:
         warm_start_samples=300_000,
         warm_start_epochs=4,
         time_limit_minutes=10,  # on a slow machine, stop learning at 10 minutes
-        final_games=FINAL_GAMES,
+        final_games=2_000,
         out_dir=str(OUT),
     )
-print(f"budget {BUDGET!r}: {config.total_timesteps:,} learner steps, {FINAL_GAMES} games in the final tournament")
+print(
+    f"budget {BUDGET!r}: {config.total_timesteps:,} learner steps, {config.final_games} games in the final tournament"
+)
 print(
     {
         k: v
@@ -245,7 +245,7 @@ mine.name = "this notebook's ppo"  # to tell it from the shipped agent of the sa
 fig, ax = plt.subplots(figsize=(8, 4))
 bins = np.arange(-10, 121, 4)
 for name, colour in [("threshold", "tab:orange"), ("counting", "tab:blue")]:
-    duel = run_tournament([mine, agents.make(name)], players=2, games=FINAL_GAMES, seed=1, progress=False)
+    duel = run_tournament([mine, agents.make(name)], players=2, games=config.final_games, seed=1, progress=False)
     me = duel.agents[0]
     print(
         f"vs {name}: won {me.win_rate:.1%} [{me.win_ci[0]:.1%}, {me.win_ci[1]:.1%}] of {duel.games} games; "
@@ -280,7 +280,7 @@ if shipped_name in pretrained.available():
     shipped = pretrained.load(shipped_name)
     shipped.name = f"{shipped_name} (shipped)"
     pool = [shipped, mine, agents.make("threshold"), agents.make("counting")]
-    compared = run_tournament(pool, players=config.players, games=FINAL_GAMES, seed=2, progress=False)
+    compared = run_tournament(pool, players=config.players, games=config.final_games, seed=2, progress=False)
     display(Markdown(markdown_table(compared)))
     plot_win_rates(
         compared,

@@ -1,9 +1,9 @@
 """Every check of the environments' and the engine's inputs, each failing with a message that names
 the value and what is allowed: rule options, environment options, and actions.
 
-:func:`illegal_rows` is the one test of whether actions are legal; the engine, the environments,
-the opponents and the tournaments all call it through :func:`check_actions` (batches) or
-:func:`checked_action` (one action), each with its own words for who acted.
+:func:`illegal_rows` is the one test of whether actions are legal: the engine calls it on its own
+legal-action bits; the environments, the opponents and the tournaments through :func:`check_actions`
+(batches) or :func:`checked_action` (one action), each with its own words for who acted.
 """
 
 from __future__ import annotations

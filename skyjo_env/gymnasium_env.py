@@ -15,7 +15,7 @@ the vector views' own).
   step unmasked samples); with ``illegal_action="raise"`` it raises a ``ValueError`` that names the
   legal actions instead.
 * Each ``step`` is one learner action followed by the opponents' actions until the learner must act
-  again or the game is over. The reward sums the learner's engine rewards over all of them.
+  again or the game is over. The reward sums the learner's rewards (:mod:`skyjo_env.rewards`) over all of them.
 * Rewards (option ``reward``): ``"result"`` (default; +1 shared by the winners, -1 shared by the
   losers at game end), ``"score"`` (at each round end: mean opponent round score minus one's own),
   ``"lead"`` (at each round end: the change in one's lead over the best opponent, whose game total
@@ -149,16 +149,7 @@ class SkyjoEnv(gymnasium.Env[np.ndarray, np.int64]):
         return self.games.action_masks()[0]
 
     def render(self) -> str | np.ndarray | None:
-        if self.render_mode is None:
-            gymnasium.logger.warn("You are calling render method without specifying any render mode.")
-            return None
-        if self.render_mode == "rgb_array":
-            return render.render_rgb(self.engine, 0, viewer=self.seat)
-        text = render.render_text(self.engine, 0, viewer=self.seat)
-        if self.render_mode == "ansi":
-            return text
-        print(text)
-        return None
+        return render.rendered(self.render_mode, self.engine, 0, viewer=self.seat)
 
     # ------------------------------------------------------------------ helpers
     def _lineup(self, opponents: OpponentPolicy | Sequence[OpponentPolicy] | None) -> list[tuple[Any, ...]] | None:

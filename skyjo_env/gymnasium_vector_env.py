@@ -9,8 +9,8 @@ view over :class:`~skyjo_env.learner_games.LearnerGames`, the same games as the 
   learner's view), ``single_action_space`` is ``Discrete(26)`` (:mod:`skyjo_env.actions`);
   ``observation_space`` and ``action_space`` are their batched forms (``MultiDiscrete`` actions).
 * ``step(actions)`` applies the N learner actions at once, then lets the opponents act, in batch,
-  until every game is back at its learner's turn. Rewards are float32 and sum the learner's engine
-  rewards over all of that (option ``reward``: ``"result"``, ``"score"``, ``"lead"`` or ``"none"``).
+  until every game is back at its learner's turn. Rewards are float32 and sum the learner's
+  rewards (:mod:`skyjo_env.rewards`) over all of that (option ``reward``: ``"result"``, ``"score"``, ``"lead"`` or ``"none"``).
 * ``terminations``: the game ended (R19); ``truncations``: at a learner turn it had ``max_steps``
   actions of all seats. Such a game is dealt again within the same step
   (``metadata["autoreset_mode"]`` is ``AutoresetMode.SAME_STEP``): the returned observation is the

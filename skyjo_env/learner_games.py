@@ -107,7 +107,7 @@ class LearnerGames:
         self.max_steps = max_steps
         self.restart = bool(restart)
         self._rng = np.random.default_rng(seed)
-        self._all = np.arange(N)
+        self._all = self.engine.all_games
         self._seats = np.zeros(N, dtype=np.int64)
         self._pool: list[tuple[OpponentPolicy, ...]] = []  # every line-up some game may be playing
         self._entries: list[Any] = []  # what was given for each line-up (reported in Ended)

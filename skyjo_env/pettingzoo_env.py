@@ -219,16 +219,7 @@ class raw_env(AECEnv, EzPickle):
             self.render()
 
     def render(self) -> str | np.ndarray | None:
-        if self.render_mode is None:
-            gymnasium.logger.warn("You are calling render method without specifying any render mode.")
-            return None
-        if self.render_mode == "rgb_array":
-            return render.render_rgb(self.engine, 0)
-        text = render.render_text(self.engine, 0)
-        if self.render_mode == "ansi":
-            return text
-        print(text)
-        return None
+        return render.rendered(self.render_mode, self.engine, 0)
 
     def close(self) -> None:
         """Nothing to release: rendering opens no window."""

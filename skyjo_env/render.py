@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import gymnasium
 import numpy as np
 
 from skyjo_env.cards import COLS, ROWS, SLOTS
@@ -130,6 +131,24 @@ def round_end(state: dict[str, Any], action: int) -> RoundEnd:
 
 
 # ---------------------------------------------------------------------------------------- text
+def rendered(
+    mode: str | None, engine: SkyjoEngine, game: int = 0, viewer: int | None = None
+) -> str | np.ndarray | None:
+    """What an environment's ``render()`` returns in render ``mode``: the image (``"rgb_array"``), the
+    text (``"ansi"``), or ``None`` after printing the text (``"human"``); ``None`` with Gymnasium's
+    warning where no mode was set."""
+    if mode is None:
+        gymnasium.logger.warn("You are calling render method without specifying any render mode.")
+        return None
+    if mode == "rgb_array":
+        return render_rgb(engine, game, viewer)
+    text = render_text(engine, game, viewer)
+    if mode == "ansi":
+        return text
+    print(text)
+    return None
+
+
 def render_text(engine: SkyjoEngine, game: int = 0, viewer: int | None = None) -> str:
     """A text table of game ``game`` as seen by seat ``viewer`` (``None``: a spectator)."""
     t = public_table(engine, game, viewer)

@@ -59,6 +59,10 @@ class Rules:
             raise ValueError(f"unknown rule option(s) {unknown}; known options are {sorted(known)}")
         return cls(**data)
 
+    def replace(self, **changes: Any) -> Rules:
+        """A copy with the options ``changes`` changed; ``ValueError`` as :meth:`from_dict`."""
+        return Rules.from_dict({**self.to_dict(), **changes})
+
 
 def _require_int(name: str, value: Any, allowed: str) -> None:
     if isinstance(value, bool) or not isinstance(value, int):

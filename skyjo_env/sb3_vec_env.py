@@ -13,8 +13,8 @@ each game a learner sits in a seat (drawn at random for every new game, or fixed
 * ``step`` applies the N learner actions at once, then lets opponents act, in batch, until every
   game is back at its learner's turn or over: while some game has an opponent to act, those games
   are observed, each opponent policy is called once on its games, and the engine steps them
-  together. A game's reward sums the learner's engine rewards over all of that (option
-  ``reward``: ``"result"``, ``"score"``, ``"lead"`` or ``"none"``, as :class:`~skyjo_env.engine.SkyjoEngine`).
+  together. A game's reward sums the learner's rewards over all of that (option
+  ``reward``: ``"result"``, ``"score"``, ``"lead"`` or ``"none"``, as :mod:`skyjo_env.rewards`).
 * A game that ends (or, at a learner turn, has had ``max_steps`` actions of all seats: truncation,
   with ``info["TimeLimit.truncated"]``) is reported done with ``info["terminal_observation"]`` and
   ``info["opponent"]`` (the policy it was played against), and is dealt again at once: new seat,
@@ -82,7 +82,7 @@ class SkyjoSB3VecEnv(VecEnv):
         )  # fmt: skip
         self.render_mode = render_mode
         N = self.games.num_games
-        self._all = np.arange(N)
+        self._all = self.games.engine.all_games  # read-only
         self._infos: list[dict[str, Any]] = [{} for _ in range(N)]  # empty dicts, reused (see _empty_infos)
         self._actions: np.ndarray | None = None
         super().__init__(N, observation_space(rules), action_space())

@@ -9,7 +9,8 @@ import pytest
 
 from skyjo_env.train.backends import rllib_run_from_args
 from skyjo_env.train.cli import build_parser, main
-from skyjo_env.train.rllib_run import RLlibRun, add_rllib_flags
+from skyjo_env.train.flags import add_flags
+from skyjo_env.train.rllib_run import RLlibRun
 
 
 def test_skyjo_train_flags_make_the_run_with_the_shared_ones():
@@ -33,7 +34,7 @@ def test_an_option_with_another_meaning_is_refused():
     parser = argparse.ArgumentParser()
     parser.add_argument("--n-epochs", type=int, default=10)
     with pytest.raises(ValueError, match=r"--n-epochs"):
-        add_rllib_flags(parser)
+        add_flags(parser, RLlibRun, skip=("rules",))
 
 
 @pytest.mark.parametrize(

@@ -155,7 +155,7 @@ class Scale:
 
     def table(self, players: int) -> Rules:
         """The rules at a table of ``players`` seats."""
-        return Rules.from_dict({**self.rules.to_dict(), "num_players": players})
+        return self.rules.replace(num_players=players)
 
     def rule_options(self) -> dict[str, Any]:
         """The rules, JSON-ready, without ``num_players``."""

@@ -77,7 +77,7 @@ def play(
     Returns the final totals, or None if the person left.
     """
     players = len(opponents) + 1
-    rules = Rules.from_dict({**(rules or Rules()).to_dict(), "num_players": players})
+    rules = (rules or Rules()).replace(num_players=players)
     if not 0 <= seat < players:
         raise ValueError(f"seat={seat} is not allowed; use 0..{players - 1}")
     seated: dict[int, Policy] = dict(zip([s for s in range(players) if s != seat], opponents))

@@ -10,14 +10,13 @@ extra), and it says so if Ray is missing.
 
 from __future__ import annotations
 
-import argparse
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, get_args
 
 from skyjo_env.pettingzoo_env import raw_env
 from skyjo_env.rules import Rules
-from skyjo_env.train.config import Reward
+from skyjo_env.train.config import Reward, game_rules
 from skyjo_env.train.flags import check_types
 
 SelfPlay = Literal["shared", "frozen"]
@@ -76,8 +75,6 @@ class RLlibRun:
 
     def __post_init__(self) -> None:
         check_types(self)
-        if "num_players" in self.rules:
-            raise ValueError("rules must not hold num_players; the field players sets it")
         _ = self.game_rules  # validates the rule options
         for name in ("iterations", "envs_per_runner", "sync_every", "train_batch_size", "batch_size", "n_epochs"):
             if getattr(self, name) < 1:
@@ -96,14 +93,11 @@ class RLlibRun:
     @property
     def game_rules(self) -> Rules:
         """The :class:`Rules` of the run's games."""
-        return Rules.from_dict({**self.rules, "num_players": self.players})
+        return game_rules(self.players, self.rules)
 
     def env_config(self) -> dict[str, Any]:
         """Keyword options of :class:`~skyjo_env.pettingzoo_env.raw_env` for this run."""
         return {"num_players": self.players, "reward": self.reward, **self.rules}
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 def run_rllib(run: RLlibRun) -> Path:
@@ -123,10 +117,3 @@ def run_rllib(run: RLlibRun) -> Path:
     checkpoint = train(run)
     print(f"checkpoint: {checkpoint}")
     return checkpoint
-
-
-def add_rllib_flags(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
-    """Flags for every :class:`RLlibRun` field a parser lacks (rules excepted: the rule flags set them)."""
-    from skyjo_env.train.flags import add_flags
-
-    add_flags(parser, RLlibRun, skip=("rules",))

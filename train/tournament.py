@@ -176,7 +176,7 @@ def run_tournament(
     if not is_integer(games) or games < 1:
         raise ValueError(f"games={games!r} is not allowed; use a positive integer")
     base = rules if rules is not None else Rules()
-    rules = Rules.from_dict({**base.to_dict(), "num_players": players})
+    rules = base.replace(num_players=players)
     rng = np.random.default_rng(seed)
     seats = lineups(len(agents), players, int(games), rng)
     started = time.perf_counter()
