@@ -27,7 +27,9 @@ the vector views' own).
 Options, as every view takes them: every :class:`~skyjo_env.rules.Rules` field (``num_players``,
 ``column_rule``, ...) as a keyword, or ``rules=Rules(...)``; ``seed`` (seeds the first ``reset``
 that is given none); ``max_steps`` (default :data:`~skyjo_env.checks.MAX_STEPS`); ``render_mode``
-(``"human"``, ``"ansi"``, ``"rgb_array"``, from the learner's view); and of this view: ``seat`` (the
+(``"human"``, ``"ansi"``, ``"rgb_array"``, from the learner's view); ``obs_type`` (``"table"``, the
+default, or ``"padded"``: the same layout at every player count, see :mod:`skyjo_env.observation`);
+and of this view: ``seat`` (the
 learner's seat, or ``None``: drawn at random at each reset), ``opponents`` (one policy for all
 opponent seats or one per seat, clockwise after the learner; a factory is built with the rules;
 default :class:`~skyjo_env.random_policy.RandomPolicy`, seeded by ``reset(seed=...)``),
@@ -47,12 +49,14 @@ from skyjo_env.actions import NUM_ACTIONS
 from skyjo_env.checks import MAX_STEPS, action_id, checked_action, view_rules
 from skyjo_env.engine import SkyjoEngine
 from skyjo_env.learner_games import LearnerGames
-from skyjo_env.observation import observe
+from skyjo_env.observation import observe_as
 from skyjo_env.opponents import OpponentPolicy, per_seat
 from skyjo_env.rules import Rules
 from skyjo_env.spaces import action_space, observation_space
 
-ENV_OPTIONS = ("seat", "opponents", "reward", "reward_scale", "illegal_action", "seed", "max_steps", "render_mode")
+ENV_OPTIONS = (
+    "seat", "opponents", "reward", "reward_scale", "illegal_action", "seed", "max_steps", "render_mode", "obs_type",
+)  # fmt: skip
 ILLEGAL_ACTIONS = ("lose", "raise")
 
 
@@ -72,6 +76,7 @@ class SkyjoEnv(gymnasium.Env[np.ndarray, np.int64]):
         seed: int | None = None,
         max_steps: int | None = MAX_STEPS,
         render_mode: str | None = None,
+        obs_type: str = "table",
         rules: Rules | None = None,
         **rule_options: Any,
     ) -> None:
@@ -82,14 +87,14 @@ class SkyjoEnv(gymnasium.Env[np.ndarray, np.int64]):
         self.rules = rules
         self.games = LearnerGames(
             1, rules, opponents=self._lineup(opponents), seat=seat, reward=reward, reward_scale=reward_scale,
-            max_steps=max_steps, restart=False,
+            max_steps=max_steps, restart=False, obs_type=obs_type,
         )  # fmt: skip
         self.illegal_action = illegal_action
         self.max_steps = max_steps
         self.render_mode = render_mode
         self._seed = seed  # for the first reset that gets none
         self._ended = True  # the episode is over (or not begun): reset() before step()
-        self.observation_space = observation_space(rules)
+        self.observation_space = observation_space(rules, obs_type=obs_type)
         self.action_space = action_space()
 
     @property
@@ -159,7 +164,7 @@ class SkyjoEnv(gymnasium.Env[np.ndarray, np.int64]):
         return [tuple(per_seat(opponents, self.rules.num_players))]
 
     def _observation(self) -> np.ndarray:
-        return observe(self.engine, self.seat)[0]
+        return observe_as(self.games.obs_type, self.engine, self.seat)[0]
 
     def _info(self) -> dict[str, Any]:
         return {"action_mask": self.action_masks(), "seat": self.seat}

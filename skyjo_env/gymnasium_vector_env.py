@@ -25,7 +25,8 @@ view over :class:`~skyjo_env.learner_games.LearnerGames`, the same games as the 
 Options, as every view takes them: every :class:`~skyjo_env.rules.Rules` field as a keyword, or
 ``rules=Rules(...)``; ``seed`` (seeds the first ``reset`` that is given none); ``max_steps``
 (default :data:`~skyjo_env.checks.MAX_STEPS`); ``render_mode`` (``None`` or ``"rgb_array"``:
-``render()`` returns one image per game, from its learner's view); and of the vector views:
+``render()`` returns one image per game, from its learner's view); ``obs_type`` (``"table"`` or
+``"padded"``, see :mod:`skyjo_env.observation`); and of the vector views:
 ``opponents`` (one policy or a list of pool entries, see
 :class:`~skyjo_env.learner_games.LearnerGames`; each new game draws one by ``weights``; default a
 random legal player), ``weights``, ``seat`` (``None``: random per game), ``reward`` and
@@ -71,6 +72,7 @@ class SkyjoVectorEnv(gymnasium.vector.VectorEnv):
         seed: int | None = None,
         max_steps: int | None = MAX_STEPS,
         render_mode: str | None = None,
+        obs_type: str = "table",
         rules: Rules | None = None,
         **rule_options: Any,
     ) -> None:
@@ -78,12 +80,12 @@ class SkyjoVectorEnv(gymnasium.vector.VectorEnv):
                            render_modes=self.metadata["render_modes"], seed=seed, max_steps=max_steps)  # fmt: skip
         self.games = LearnerGames(
             num_envs, rules, opponents=opponents, weights=weights, seat=seat, reward=reward,
-            reward_scale=reward_scale, max_steps=max_steps, seed=seed,
+            reward_scale=reward_scale, max_steps=max_steps, seed=seed, obs_type=obs_type,
         )  # fmt: skip
         self.num_envs = self.games.num_games
         self.render_mode = render_mode
         self._seed = seed  # for the first reset that gets none
-        self.single_observation_space = observation_space(rules)
+        self.single_observation_space = observation_space(rules, obs_type=obs_type)
         self.single_action_space = action_space()
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         self.action_space = batch_space(self.single_action_space, self.num_envs)

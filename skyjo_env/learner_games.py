@@ -28,7 +28,7 @@ from skyjo_env import render
 from skyjo_env.actions import names
 from skyjo_env.checks import MAX_STEPS, check_actions, check_max_steps, check_seat
 from skyjo_env.engine import SkyjoEngine
-from skyjo_env.observation import observe
+from skyjo_env.observation import check_obs_type, observe_as
 from skyjo_env.opponents import OpponentPolicy, build, is_factory, per_seat, play_policies
 from skyjo_env.phases import OVER
 from skyjo_env.random_policy import RandomPolicy
@@ -40,7 +40,9 @@ from skyjo_env.sampling import unpack_bits
 #: One pool entry: a policy (or factory) for every opponent seat, or a line-up of one per seat.
 Opponents = Any
 #: The options of the vector views over these games, besides the rule options.
-VECTOR_ENV_OPTIONS = ("opponents", "weights", "seat", "reward", "reward_scale", "seed", "max_steps", "render_mode")
+VECTOR_ENV_OPTIONS = (
+    "opponents", "weights", "seat", "reward", "reward_scale", "seed", "max_steps", "render_mode", "obs_type",
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -54,6 +56,27 @@ class Ended:
     totals: np.ndarray  #: (k, P) the game totals when it ended, by absolute seat
     won: np.ndarray  #: (k,) bool: the learner's total is among the lowest of a finished game (R20)
     opponents: list[Any]  #: what played the opponent seats of each ended game (a policy or a line-up)
+
+
+def checked_learner_actions(
+    actions: np.ndarray, bits: np.ndarray, seats: np.ndarray, players: np.ndarray | None = None
+) -> np.ndarray:
+    """The learners' actions as int64, each legal under its game's ``bits``; else ``ValueError``
+    naming the game, the learner's seat (and the game's player count, where ``players`` is given)."""
+
+    def illegal(g: int, a: int) -> str:
+        table = "" if players is None else f"{int(players[g])} players, "
+        return (
+            f"illegal action {a} for the learner in game {g} ({table}seat {int(seats[g])}); legal actions: "
+            f"{names(unpack_bits(bits[g : g + 1])[0])}. Use the action masks (e.g. sb3_contrib.MaskablePPO)."
+        )
+
+    return check_actions(
+        actions,
+        bits,
+        malformed=lambda a: f"actions must be {len(bits)} integer action ids, got {a.dtype} of shape {a.shape}",
+        illegal=illegal,
+    )
 
 
 class LearnerGames:
@@ -73,6 +96,9 @@ class LearnerGames:
             seats (a guard against policies that never end a round); ``None`` for no limit.
         seed: seeds the deals, the seats, the opponent draws and the default opponent.
         restart: deal an ended game again within the step (default); ``False`` leaves it as it ended.
+        obs_type: the learner's observations: ``"table"`` (default, sized to the table) or
+            ``"padded"`` (every player count alike, see :mod:`skyjo_env.observation`). Opponents
+            always get table observations.
     """
 
     def __init__(
@@ -88,8 +114,11 @@ class LearnerGames:
         max_steps: int | None = MAX_STEPS,
         seed: int | None = None,
         restart: bool = True,
+        obs_type: str = "table",
     ) -> None:
         check_reward(reward)
+        check_obs_type(obs_type)
+        self.obs_type = obs_type
         self.engine = SkyjoEngine(rules, num_games, seed=seed, auto_reset=False)
         self.rules = rules = self.engine.rules
         self.reward = reward
@@ -189,7 +218,7 @@ class LearnerGames:
         self._advance(self._all, self._carry, np.ones(self.num_games, dtype=bool))  # all done: no game restarts
         self._ended = []
         self._bits = None
-        return observe(self.engine, self._seats)
+        return observe_as(self.obs_type, self.engine, self._seats)
 
     def step(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, Ended | None]:
         """Play the N learner actions, then the opponents up to every learner's next turn.
@@ -208,7 +237,7 @@ class LearnerGames:
         self._bits = None
         if self.reward_scale != 1:
             rewards *= self.reward_scale
-        return observe(self.engine, self._seats), rewards, dones, self._collect_ended()
+        return observe_as(self.obs_type, self.engine, self._seats), rewards, dones, self._collect_ended()
 
     def legal_bits(self) -> np.ndarray:
         """The learners' legal actions as ``(N,)`` bit sets (bit ``a`` set: action ``a`` is legal)."""
@@ -290,7 +319,15 @@ class LearnerGames:
         over = engine.phase[games] == OVER
         totals = engine.totals[games].astype(np.int64)
         won = over & (totals[np.arange(games.size), seats] == totals.min(axis=1))  # R20
-        record = (games, observe(engine, seats, games), ~over, seats, totals, won, self._game_opponent[games])
+        record = (
+            games,
+            observe_as(self.obs_type, engine, seats, games),
+            ~over,
+            seats,
+            totals,
+            won,
+            self._game_opponent[games],
+        )
         self._ended.append(record)
         dones[games] = True
         if self.restart:
@@ -316,19 +353,7 @@ class LearnerGames:
 
     def _checked(self, actions: np.ndarray) -> np.ndarray:
         """The learners' actions as int64, each legal; ``ValueError`` naming a game otherwise."""
-        bits = self.legal_bits()
-        return check_actions(
-            actions,
-            bits,
-            malformed=lambda a: (
-                f"actions must be {self.num_games} integer action ids, got {a.dtype} of shape {a.shape}"
-            ),
-            illegal=lambda g, a: (
-                f"illegal action {a} for the learner in game {g} (seat {int(self._seats[g])}); legal actions: "
-                f"{names(unpack_bits(bits[g : g + 1])[0])}. "
-                "Use the action masks (e.g. sb3_contrib.MaskablePPO)."
-            ),
-        )
+        return checked_learner_actions(actions, self.legal_bits(), self._seats)
 
     def _random_opponent(self) -> RandomPolicy:
         """The default opponent, seeded from this object's generator; it reads no observations."""

@@ -26,6 +26,13 @@ slice                  size        meaning                                      
 =====================  ==========  ======================================================  ==========
 
 :data:`layout` gives the slices by name. The encoder works on the whole batch at once.
+
+Padded encoding (``obs_type="padded"`` of every view): one layout for every table of 2 to 8 players,
+so that one network can play them all. It is the observation of an 8-player table, with the seats a
+table of ``P`` lacks left at 0 (``grid_r``, ``totals`` and ``ender`` entries for ``r >= P``), followed
+by ``players``, a one-hot of the player count over 2..8: :data:`PADDED_SIZE` = 38 * 8 + 54 + 7 = 365
+entries (:func:`padded_layout`). It holds exactly what the table observation holds (:func:`pad`,
+:func:`unpad`), so it is as leak-free.
 """
 
 from __future__ import annotations
@@ -234,6 +241,97 @@ def _observe_one(engine: SkyjoEngine, seat: int, game: int) -> np.ndarray:
         ints[L["round_ending"].start] = 1
         ints[L["ender"].start + (ender - seat) % P] = 1
     return np.multiply(np.array([ints], dtype=np.int16), _scale(P, engine.rules.end_score), dtype=np.float32)
+
+
+#: Seats of the padded encoding, and the player counts it covers.
+PADDED_SEATS = 8
+PLAYER_COUNTS = tuple(range(2, PADDED_SEATS + 1))
+#: The observation types of the views: ``"table"`` (sized to the table) and ``"padded"`` (every table alike).
+OBS_TYPES = ("table", "padded")
+
+
+def count_range(counts: tuple[int, ...]) -> str:
+    """Player counts as a reader writes them: ``2``, ``3, 5``, ``2-8``."""
+    if len(counts) > 2 and list(counts) == list(range(counts[0], counts[-1] + 1)):
+        return f"{counts[0]}-{counts[-1]}"
+    return ", ".join(map(str, counts))
+
+
+def check_obs_type(obs_type: object) -> None:
+    """``ValueError`` unless ``obs_type`` is one of :data:`OBS_TYPES`."""
+    if obs_type not in OBS_TYPES:
+        raise ValueError(f"obs_type={obs_type!r} is not allowed; use one of {list(OBS_TYPES)}")
+
+
+def padded_layout() -> dict[str, slice]:
+    """Name -> slice of the padded encoding: :func:`layout` of 8 seats, then ``players``."""
+    return dict(_padded_layout())
+
+
+@cache
+def _padded_layout() -> tuple[tuple[str, slice], ...]:
+    end = size(PADDED_SEATS)
+    return (*_layout(PADDED_SEATS), ("players", slice(end, end + len(PLAYER_COUNTS))))
+
+
+#: Length of the padded encoding.
+PADDED_SIZE = _padded_layout()[-1][1].stop
+
+
+def obs_size(obs_type: str, num_players: int) -> int:
+    """Length of the observations of type ``obs_type`` at a table of ``num_players``."""
+    check_obs_type(obs_type)
+    return size(num_players) if obs_type == "table" else PADDED_SIZE
+
+
+@cache
+def _padded_columns(num_players: int) -> np.ndarray:
+    """Column of the padded encoding of each entry of the ``num_players`` table observation."""
+    padded = dict(_layout(PADDED_SEATS))
+    columns = [np.arange(s.stop - s.start) + padded[name].start for name, s in _layout(num_players)]
+    out = np.concatenate(columns)
+    out.setflags(write=False)
+    return out
+
+
+def pad(observations: np.ndarray, num_players: int) -> np.ndarray:
+    """Table observations ``(n, size(P))`` of ``num_players`` as padded ones ``(n, PADDED_SIZE)``."""
+    obs = np.asarray(observations, dtype=np.float32)
+    if obs.ndim != 2 or obs.shape[1] != size(num_players):
+        raise ValueError(
+            f"observations of {num_players} players must have shape (n, {size(num_players)}), got {obs.shape}"
+        )
+    out = np.zeros((len(obs), PADDED_SIZE), dtype=np.float32)
+    out[:, _padded_columns(num_players)] = obs
+    out[:, _padded_layout()[-1][1].start + num_players - PLAYER_COUNTS[0]] = 1
+    return out
+
+
+def padded_players(padded: np.ndarray) -> np.ndarray:
+    """``(n,)`` player count of each padded observation; ``ValueError`` for rows without exactly one."""
+    block = np.asarray(padded)[:, _padded_layout()[-1][1]]
+    if not np.all(block.sum(axis=1) == 1):
+        raise ValueError("padded observations must have exactly one player count set in their 'players' block")
+    return block.argmax(axis=1) + PLAYER_COUNTS[0]
+
+
+def unpad(padded: np.ndarray, num_players: int) -> np.ndarray:
+    """Padded observations of ``num_players`` tables as table observations ``(n, size(P))`` (:func:`pad`'s inverse)."""
+    return np.ascontiguousarray(np.asarray(padded, dtype=np.float32)[:, _padded_columns(num_players)])
+
+
+def by_player_count(padded: np.ndarray) -> list[tuple[int, np.ndarray]]:
+    """The rows of a batch of padded observations grouped by player count: ``[(P, rows), ...]``."""
+    players = padded_players(padded)
+    return [(int(P), np.flatnonzero(players == P)) for P in np.unique(players)]
+
+
+def observe_as(
+    obs_type: str, engine: SkyjoEngine, seats: np.ndarray | int, games: np.ndarray | None = None
+) -> np.ndarray:
+    """:func:`observe`, as table observations or padded ones (``obs_type``, see :data:`OBS_TYPES`)."""
+    obs = observe(engine, seats, games)
+    return obs if obs_type == "table" else pad(obs, engine.num_players)
 
 
 def _totals_floor(engine: SkyjoEngine) -> int:

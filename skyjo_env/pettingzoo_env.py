@@ -10,7 +10,7 @@
 | Agents             | 2 to 8 (option `num_players`, default 2)                               |
 | Action Shape       | ()                                                                     |
 | Action Values      | Discrete(26)                                                           |
-| Observation Shape  | `{"observation": (38 * P + 54,), "action_mask": (26,)}`                |
+| Observation Shape  | `{"observation": (38 * P + 54,), "action_mask": (26,)}`; 365 padded    |
 | Observation Values | observation float32 (see below), action_mask int8 {0, 1}               |
 
 Skyjo is a card game for 2 to 8 players (rules: RULES.md R1..R20). Each player has a grid of
@@ -26,7 +26,8 @@ auto-reset: the engine holds every rule.
 
 A dict per agent: ``"observation"`` is the flat float32 vector of
 :mod:`skyjo_env.observation` (38 * P + 54 entries, seats in order relative to the observer,
-nothing the observer may not see), ``"action_mask"`` is an int8 vector of the 26 actions with 1
+nothing the observer may not see; with option ``obs_type="padded"``, 365 entries at every player
+count: eight seats, the absent ones 0, and a one-hot of the count), ``"action_mask"`` is an int8 vector of the 26 actions with 1
 for each legal action. The mask is all zeros for every agent except the one to act.
 
 ### Action Space
@@ -69,7 +70,9 @@ As every view takes them: every field of :class:`~skyjo_env.rules.Rules` (`num_p
 or `rules=Rules(...)`; `seed` (seeds the first `reset` that is given none); `max_steps` (truncate
 the game after this many actions of all agents together; default
 :data:`~skyjo_env.checks.MAX_STEPS`); `render_mode` (`"human"` prints the text table, `"ansi"`
-returns it, `"rgb_array"` returns an image; all show public information only); and `reward`.
+returns it, `"rgb_array"` returns an image; all show public information only); `obs_type`
+(`"table"`, the default, or `"padded"`: the same layout at every player count, see
+:mod:`skyjo_env.observation`); and `reward`.
 
 At the end of the game each agent's info holds `"total"` (its game total) and `"winner"`.
 `reset(seed=...)` seeds the deal; `options` is accepted and unused.
@@ -93,14 +96,14 @@ from skyjo_env import render
 from skyjo_env.actions import NUM_ACTIONS
 from skyjo_env.checks import MAX_STEPS, action_id, checked_action, view_rules
 from skyjo_env.engine import SkyjoEngine
-from skyjo_env.observation import observe
+from skyjo_env.observation import check_obs_type, observe_as
 from skyjo_env.phases import PHASE_NAMES
 from skyjo_env.rewards import check_reward
 from skyjo_env.rewards import rewards as reward_of
 from skyjo_env.rules import Rules
 from skyjo_env.spaces import action_space, mask_space, observation_space
 
-ENV_OPTIONS = ("reward", "seed", "max_steps", "render_mode")
+ENV_OPTIONS = ("reward", "seed", "max_steps", "render_mode", "obs_type")
 
 
 def env(**options: Any) -> AECEnv:
@@ -136,17 +139,21 @@ class raw_env(AECEnv, EzPickle):
         seed: int | None = None,
         max_steps: int | None = MAX_STEPS,
         render_mode: str | None = None,
+        obs_type: str = "table",
         rules: Rules | None = None,
         **rule_options: Any,
     ) -> None:
         EzPickle.__init__(
-            self, reward=reward, seed=seed, max_steps=max_steps, render_mode=render_mode, rules=rules, **rule_options
-        )
+            self, reward=reward, seed=seed, max_steps=max_steps, render_mode=render_mode, obs_type=obs_type,
+            rules=rules, **rule_options,
+        )  # fmt: skip
         super().__init__()
         rules = view_rules(rule_options, ENV_OPTIONS, rules, render_mode=render_mode,
                            render_modes=self.metadata["render_modes"], seed=seed, max_steps=max_steps)  # fmt: skip
         self._seed = seed  # for the first reset that gets none
         check_reward(reward)
+        check_obs_type(obs_type)
+        self.obs_type = obs_type
         self.engine = SkyjoEngine(rules, 1, auto_reset=False)
         self.reward = reward
         self.rules = rules
@@ -156,7 +163,9 @@ class raw_env(AECEnv, EzPickle):
         self.agents: list[str] = []
         self.action_spaces = {a: action_space() for a in self.possible_agents}
         self.observation_spaces = {
-            a: gymnasium.spaces.Dict({"observation": observation_space(rules), "action_mask": mask_space()})
+            a: gymnasium.spaces.Dict(
+                {"observation": observation_space(rules, obs_type=obs_type), "action_mask": mask_space()}
+            )
             for a in self.possible_agents
         }
         self._seat = {a: i for i, a in enumerate(self.possible_agents)}
@@ -188,7 +197,7 @@ class raw_env(AECEnv, EzPickle):
             mask = self._legal().astype(np.int8)  # all zeros once the game is over
         else:
             mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
-        return {"observation": observe(self.engine, seat)[0], "action_mask": mask}
+        return {"observation": observe_as(self.obs_type, self.engine, seat)[0], "action_mask": mask}
 
     def step(self, action: int | np.integer | None) -> None:
         if not self.agents:

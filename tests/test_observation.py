@@ -9,7 +9,19 @@ import pytest
 
 from skyjo_env import Rules, SkyjoEngine
 from skyjo_env.actions import DRAW, TAKE
-from skyjo_env.observation import layout, observe, size
+from skyjo_env.observation import (
+    PADDED_SIZE,
+    by_player_count,
+    layout,
+    obs_size,
+    observe,
+    observe_as,
+    pad,
+    padded_layout,
+    padded_players,
+    size,
+    unpad,
+)
 from skyjo_env.sampling import sample_bits
 
 SETUP, CHOOSE, DRAWN, TAKEN, OVER = range(5)
@@ -236,3 +248,62 @@ def test_seats_are_in_relative_order():
         np.testing.assert_allclose(obs[L["totals"]], np.roll([0.1, 0.2, 0.3, 0.4], -seat))
         assert obs[L["ender"]].argmax() == (2 - seat) % 4 and obs[L["round_ending"]][0] == 1
         assert obs[L["to_act"]][0] == (seat == engine.current[0])
+
+
+# ---------------------------------------------------------------------------- padded encoding
+@pytest.mark.parametrize("num_players", range(2, 9))
+def test_padded_layout_is_the_8_seat_one_then_the_player_count(num_players):
+    """The documented padded layout: 8-seat blocks, absent seats 0, then a one-hot of the count."""
+    P8 = layout(8)
+    L = padded_layout()
+    assert PADDED_SIZE == size(8) + 7 == 365 and list(L)[:-1] == list(P8) and L["players"] == slice(358, 365)
+    for engine in played(num_players, 4, 40, seed=num_players):
+        for seat in range(num_players):
+            table = observe(engine, seat)
+            padded = observe_as("padded", engine, seat)
+            assert padded.shape == (4, PADDED_SIZE) and padded.dtype == np.float32
+            for name, part in layout(num_players).items():
+                start = P8[name].start
+                np.testing.assert_array_equal(padded[:, start : start + part.stop - part.start], table[:, part])
+            for r in range(num_players, 8):
+                assert not padded[:, P8[f"grid_{r}"]].any()
+            assert not padded[:, P8["totals"].start + num_players : P8["totals"].stop].any()
+            assert not padded[:, P8["ender"].start + num_players : P8["ender"].stop].any()
+            np.testing.assert_array_equal(padded[:, L["players"]], np.eye(7)[[num_players - 2] * 4])
+            np.testing.assert_array_equal(unpad(padded, num_players), table)
+            assert (padded_players(padded) == num_players).all()
+
+
+@pytest.mark.parametrize("num_players", range(2, 9))
+def test_padded_observations_do_not_leak_hidden_cards(num_players):
+    """States that differ only in hidden cards give the same padded observation, at every count."""
+    rng = np.random.default_rng(num_players)
+    other = SkyjoEngine(Rules(num_players=num_players), 1, seed=0)
+    compared = 0
+    for engine in played(num_players, 4, 120, seed=3):
+        game = int(rng.integers(4))
+        state = engine.export_game(game)
+        if not state["discard_pile"]:
+            continue
+        drawn = state["phase"] == "drawn"
+        other.import_game(0, _reshuffle_hidden(state, rng, drawn_is_hidden=drawn))
+        for seat in range(num_players):
+            if drawn and seat == state["current"]:
+                continue
+            np.testing.assert_array_equal(
+                observe_as("padded", other, seat)[0], observe_as("padded", engine, seat, [game])[0]
+            )
+            compared += 1
+    assert compared > 100 * (num_players - 1)
+
+
+def test_padded_batches_group_by_player_count_and_bad_input_is_named():
+    mixed = np.concatenate([observe_as("padded", SkyjoEngine(Rules(num_players=p), 2, seed=p), 0) for p in (5, 2, 5)])
+    groups = by_player_count(mixed)
+    assert [(p, rows.tolist()) for p, rows in groups] == [(2, [2, 3]), (5, [0, 1, 4, 5])]
+    with pytest.raises(ValueError, match="exactly one player count"):
+        padded_players(np.zeros((1, PADDED_SIZE), dtype=np.float32))
+    with pytest.raises(ValueError, match=r"observations of 3 players must have shape \(n, 168\)"):
+        pad(np.zeros((1, 130), dtype=np.float32), 3)
+    with pytest.raises(ValueError, match=r"obs_type='flat' is not allowed; use one of \['table', 'padded'\]"):
+        obs_size("flat", 2)
