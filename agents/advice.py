@@ -21,7 +21,7 @@ import numpy as np
 
 from skyjo_env.actions import NUM_ACTIONS
 from skyjo_env.agents.counting import CountingPolicy
-from skyjo_env.observation import num_players
+from skyjo_env.observation import PADDED_SIZE, by_player_count, num_players, unpad
 from skyjo_env.rules import Rules
 
 #: The heuristics an agent may take advice from.
@@ -48,10 +48,18 @@ def advice(name: str, observations: np.ndarray, action_masks: np.ndarray, rules:
     default rules for the observations' player count; see the module docstring).
 
     Rows without a legal action (e.g. the terminal observation of a finished game) get regrets of
-    1 and no chosen action.
+    1 and no chosen action. Padded observations (:func:`skyjo_env.observation.pad`) may mix player
+    counts: each count's rows are advised under ``rules`` at that count.
     """
     check_advisor(name)
     masks = np.asarray(action_masks, dtype=bool)
+    if np.shape(observations)[1] == PADDED_SIZE:
+        base = Rules() if rules is None else rules
+        out = np.empty((len(masks), ADVICE_SIZE), dtype=np.float32)
+        for players, rows in by_player_count(observations):
+            table = unpad(observations[rows], players)
+            out[rows] = advice(name, table, masks[rows], base.replace(num_players=players))
+        return out
     if rules is None:
         rules = Rules(num_players=num_players(np.shape(observations)[1]))
     costs = np.where(masks, _advisor(name, rules).costs(observations), np.inf)

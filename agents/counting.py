@@ -74,7 +74,10 @@ class CountingPolicy:
         is better; only legal actions are meaningful, and some illegal ones may be infinite)."""
         v = decode(observations)
         n = v.phase.size
-        p = v.unseen / v.unseen.sum(axis=1, keepdims=True)  # law of an unseen card
+        # Law of an unseen card. A finished game's last observation may have none left (an 8-player
+        # game can see every card): its row is NaN, and no action of it is legal.
+        with np.errstate(invalid="ignore"):
+            p = v.unseen / v.unseen.sum(axis=1, keepdims=True)
         own, hidden, removed = (np.ascontiguousarray(x[:, 0]) for x in (v.values, v.hidden, v.removed))
         beta = np.where(v.round_ending, np.float32(0), np.float32(self.pair_weight))
         reveal = None if self.final_reveal_columns else ~v.round_ending  # on a last turn, cards stay down

@@ -19,7 +19,7 @@ import numpy as np
 
 from skyjo_env.actions import NUM_ACTIONS
 from skyjo_env.agents.advice import ADVICE_SIZE, check_advisor, with_advice
-from skyjo_env.observation import num_players
+from skyjo_env.observation import PADDED_SIZE, PLAYER_COUNTS, count_range, num_players, pad, size
 from skyjo_env.rules import Rules
 
 ACTIVATIONS: dict[str, Callable[[np.ndarray], np.ndarray]] = {
@@ -29,7 +29,11 @@ ACTIVATIONS: dict[str, Callable[[np.ndarray], np.ndarray]] = {
 
 
 class MLPPolicy:
-    """Masked MLP policy over observations of a fixed player count.
+    """Masked MLP policy over observations of a fixed player count, or padded ones of several.
+
+    A network whose inputs are padded observations (:data:`skyjo_env.observation.PADDED_SIZE`, plus
+    any advice) plays every player count it was trained for (``metadata["player_counts"]``, default
+    2..8): it takes table observations of those counts (padding them) or padded ones.
 
     Args:
         weights: ``[(W, b), ...]`` per layer, ``W`` of shape ``(in, out)``; the last layer
@@ -43,7 +47,8 @@ class MLPPolicy:
             (:data:`skyjo_env.agents.advice.ADVISORS`).
         rules: the rules of the table it plays at (default: those it was trained under, see
             :attr:`trained_rules`). The advice follows them; a table under other rules than the
-            training's gets a ``UserWarning`` (a ``ValueError`` for another player count).
+            training's gets a ``UserWarning`` (a ``ValueError`` for a player count it was not
+            trained for).
     """
 
     def __init__(
@@ -75,18 +80,30 @@ class MLPPolicy:
         self.metadata = dict(metadata or {})
         self.rng = np.random.default_rng(seed)
         self.advice = advice
-        self.players = num_players(self.obs_size)  #: the player count its observations are for
+        self.padded = self.obs_size == PADDED_SIZE  #: it reads padded observations
+        #: The player counts it was trained for (and plays).
+        self.player_counts: tuple[int, ...] = (
+            tuple(self.metadata.get("player_counts", PLAYER_COUNTS)) if self.padded else (num_players(self.obs_size),)
+        )
         self.rules = self.trained_rules if rules is None else rules
-        if self.rules.num_players != self.players:
+        if self.rules.num_players not in self.player_counts:
             raise ValueError(
-                f"agent {name!r} was trained for {self.players} players; this table has {self.rules.num_players}"
+                f"agent {name!r} was trained for {count_range(self.player_counts)} players; "
+                f"this table has {self.rules.num_players}"
             )
-        if self.rules != self.trained_rules:
-            changed = {k: v for k, v in self.rules.to_dict().items() if self.trained_rules.to_dict()[k] != v}
-            trained = {k: self.trained_rules.to_dict()[k] for k in changed}
+        ignored = {"num_players"} if self.padded else set()  # a padded network plays every trained count
+        trained_rules = self.trained_rules.to_dict()
+        changed = {k: v for k, v in self.rules.to_dict().items() if trained_rules[k] != v and k not in ignored}
+        if changed:
+            trained = {k: trained_rules[k] for k in changed}
             warnings.warn(
                 f"agent {name!r} was trained under {trained} and now plays under {changed}", UserWarning, stacklevel=2
             )
+
+    @property
+    def players(self) -> int:
+        """The player count of the table it plays at."""
+        return self.rules.num_players
 
     @property
     def obs_size(self) -> int:
@@ -95,9 +112,10 @@ class MLPPolicy:
 
     @property
     def trained_rules(self) -> Rules:
-        """The rules it was trained under: ``metadata["rules"]``, else the default rules for its player count."""
+        """The rules it was trained under: ``metadata["rules"]``, else the default rules for its
+        (first) player count."""
         recorded = self.metadata.get("rules")
-        return Rules.from_dict(recorded) if recorded is not None else Rules(num_players=self.players)
+        return Rules.from_dict(recorded) if recorded is not None else Rules(num_players=self.player_counts[0])
 
     def logits(self, observations: np.ndarray, action_masks: np.ndarray | None = None) -> np.ndarray:
         """Unmasked action logits ``(N, 26)``; an advised agent needs the action masks too."""
@@ -129,12 +147,22 @@ class MLPPolicy:
         return actions
 
     def _network_inputs(self, observations: np.ndarray, action_masks: np.ndarray | None) -> np.ndarray:
-        """The observations, checked, with the advice appended for an advised network."""
+        """The observations, checked (padded for a padded network), with the advice appended for an
+        advised network."""
         x = np.asarray(observations, dtype=np.float32)
+        if self.padded and x.ndim == 2 and x.shape[1] != PADDED_SIZE:
+            table = {size(p): p for p in self.player_counts}.get(x.shape[1])
+            if table is None:
+                raise ValueError(
+                    f"observations must be padded ones (N, {PADDED_SIZE}) or table ones of "
+                    f"{count_range(self.player_counts)} players ({', '.join(str(size(p)) for p in self.player_counts)} "
+                    f"entries) for this agent, got {x.shape}"
+                )
+            x = pad(x, table)
         if x.ndim != 2 or x.shape[1] != self.obs_size:
             raise ValueError(
                 f"observations must have shape (N, {self.obs_size}) for this agent "
-                f"({self.metadata.get('players', '?')} players), got {x.shape}"
+                f"({count_range(self.player_counts)} players), got {x.shape}"
             )
         if self.advice:
             if action_masks is None:

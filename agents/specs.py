@@ -42,6 +42,7 @@ import numpy as np
 
 from skyjo_env.agents import registry
 from skyjo_env.agents.mlp_policy import MLPPolicy
+from skyjo_env.observation import count_range
 from skyjo_env.opponents import build, is_factory, policy_name
 from skyjo_env.rules import Rules
 
@@ -96,13 +97,16 @@ def load(spec: str | Path, *, players: int | None = None, rules: Rules | None = 
 
 
 def check_fits(policy: Any, players: int, spec: Any = None) -> None:
-    """``ValueError`` if ``policy`` says (attribute ``players``) that it plays another player count."""
-    trained = getattr(policy, "players", None)
-    if trained is not None and trained != players:
+    """``ValueError`` if ``policy`` says (attribute ``player_counts``, else ``players``) that it plays
+    other player counts."""
+    counts = getattr(policy, "player_counts", None)
+    if counts is None and getattr(policy, "players", None) is not None:
+        counts = (policy.players,)
+    if counts is not None and players not in counts:
         what = f"agent {policy_name(policy)!r}" + (
             f" (spec {spec!r})" if isinstance(spec, str) and spec != policy_name(policy) else ""
         )
-        raise ValueError(f"{what} was trained for {trained} players; this table has {players}")
+        raise ValueError(f"{what} was trained for {count_range(tuple(counts))} players; this table has {players}")
 
 
 def trained_agent_name(path: Path) -> str:

@@ -6,7 +6,8 @@ the ``train`` extra), a thin view over :class:`~skyjo_env.learner_games.LearnerG
 each game a learner sits in a seat (drawn at random for every new game, or fixed by option
 ``seat``); the other seats are played by an opponent policy assigned to the game when it starts.
 
-* Observations ``(N, 38 * P + 54)`` float32 from the learner's seat (:mod:`skyjo_env.observation`);
+* Observations ``(N, 38 * P + 54)`` float32 from the learner's seat (:mod:`skyjo_env.observation`;
+  ``(N, 365)`` with ``obs_type="padded"`` or mixed tables);
   actions ``Discrete(26)`` (:mod:`skyjo_env.actions`). :meth:`SkyjoSB3VecEnv.action_masks` gives the
   ``(N, 26)`` legal actions, so ``sb3_contrib.MaskablePPO`` trains on it directly. An illegal
   learner action raises ``ValueError``.
@@ -44,6 +45,7 @@ from skyjo_env.checks import MAX_STEPS, view_rules
 from skyjo_env.engine import SkyjoEngine
 from skyjo_env.learner_games import VECTOR_ENV_OPTIONS as ENV_OPTIONS
 from skyjo_env.learner_games import LearnerGames
+from skyjo_env.mixed_games import MixedLearnerGames
 from skyjo_env.opponents import OpponentPolicy
 from skyjo_env.rules import Rules
 from skyjo_env.spaces import action_space, observation_space
@@ -56,7 +58,12 @@ class SkyjoSB3VecEnv(VecEnv):
     ``max_steps``, ``render_mode``: ``None`` or ``"rgb_array"``, for :meth:`get_images`, each game
     from its learner's view) and the vector views' (those of
     :class:`~skyjo_env.learner_games.LearnerGames`: ``opponents``, ``weights``, ``seat``, ``reward``,
-    ``reward_scale``). The rules may also be given as the second positional argument.
+    ``reward_scale``, ``obs_type``). The rules may also be given as the second positional argument.
+
+    With ``player_counts`` (a list of table sizes 2..8), the games are mixed tables
+    (:class:`~skyjo_env.mixed_games.MixedLearnerGames`): the batch is split among the counts, the
+    rules' other options hold at every table, observations are padded (``obs_type`` must be
+    ``"padded"`` or left out) and ``seat`` is not an option.
     """
 
     def __init__(
@@ -72,24 +79,40 @@ class SkyjoSB3VecEnv(VecEnv):
         seed: int | None = None,
         max_steps: int | None = MAX_STEPS,
         render_mode: str | None = None,
+        obs_type: str | None = None,
+        player_counts: Sequence[int] | None = None,
         **rule_options: Any,
     ) -> None:
-        rules = view_rules(rule_options, ENV_OPTIONS, rules, render_mode=render_mode, render_modes=["rgb_array"],
-                           seed=seed, max_steps=max_steps)  # fmt: skip
-        self.games = LearnerGames(
-            num_envs, rules, opponents=opponents, weights=weights, seat=seat, reward=reward,
-            reward_scale=reward_scale, max_steps=max_steps, seed=seed,
-        )  # fmt: skip
+        rules = view_rules(rule_options, (*ENV_OPTIONS, "player_counts"), rules, render_mode=render_mode,
+                           render_modes=["rgb_array"], seed=seed, max_steps=max_steps)  # fmt: skip
+        options = {"opponents": opponents, "weights": weights, "reward": reward, "reward_scale": reward_scale,
+                   "max_steps": max_steps, "seed": seed}  # fmt: skip
+        self.games: LearnerGames | MixedLearnerGames
+        if player_counts is None:
+            obs_type = "table" if obs_type is None else obs_type
+            self.games = LearnerGames(num_envs, rules, seat=seat, obs_type=obs_type, **options)
+        else:
+            if obs_type not in (None, "padded") or seat is not None:
+                raise ValueError(
+                    f"mixed tables (player_counts={player_counts!r}) have padded observations and random seats: "
+                    f"leave out obs_type={obs_type!r} and seat={seat!r}"
+                )
+            obs_type = "padded"
+            self.games = MixedLearnerGames(num_envs, rules, player_counts, **options)
+        self.obs_type = obs_type
         self.render_mode = render_mode
         N = self.games.num_games
-        self._all = self.games.engine.all_games  # read-only
+        self._all = np.arange(N)
+        self._all.setflags(write=False)
         self._infos: list[dict[str, Any]] = [{} for _ in range(N)]  # empty dicts, reused (see _empty_infos)
         self._actions: np.ndarray | None = None
-        super().__init__(N, observation_space(rules), action_space())
+        super().__init__(N, observation_space(rules, obs_type=obs_type), action_space())
 
     @property
     def engine(self) -> SkyjoEngine:
-        """The engine of the N games."""
+        """The engine of the N games (mixed tables have one per count: ``games.parts[i].engine``)."""
+        if isinstance(self.games, MixedLearnerGames):
+            raise AttributeError("mixed tables have one engine per player count: use games.parts[i].engine")
         return self.games.engine
 
     @property
