@@ -3,6 +3,10 @@
 ``agents.load("ppo-2p")`` returns the 2-player agent as a batched policy; :func:`available`
 lists the shipped names. Each agent is one ``.npz`` file in ``agents/weights/`` (see
 :class:`~skyjo_env.agents.mlp_policy.MLPPolicy`), with its training facts in its metadata.
+
+A network trained on mixed tables plays several player counts; :data:`SEATED` names it at each
+count it has no network of its own for: ``ppo-3p`` is ``ppo-mixed`` at 3 players, and refuses
+another table size.
 """
 
 from __future__ import annotations
@@ -13,21 +17,35 @@ from skyjo_env.agents.mlp_policy import MLPPolicy
 from skyjo_env.rules import Rules
 
 FOLDER = Path(__file__).parent / "weights"
+#: The mixed-table network, and the names that seat it at one table size each.
+MIXED = "ppo-mixed"
+SEATED: dict[str, tuple[str, int]] = {f"ppo-{p}p": (MIXED, p) for p in (3, 5, 6, 7, 8)}
 
 
 def available() -> list[str]:
-    """Names of the shipped agents."""
-    return sorted(p.stem for p in FOLDER.glob("*.npz"))
+    """Names of the shipped agents (files, and the :data:`SEATED` names of a shipped network)."""
+    files = {p.stem for p in FOLDER.glob("*.npz")}
+    return sorted(files | {name for name, (network, _) in SEATED.items() if network in files})
 
 
 def path(name: str) -> Path:
     """File of the shipped agent ``name``; ``ValueError`` naming the shipped ones if unknown."""
-    file = FOLDER / f"{name}.npz"
+    file = FOLDER / f"{SEATED.get(name, (name, 0))[0]}.npz"
     if not file.is_file():
         raise ValueError(f"no shipped agent named {name!r}; shipped agents: {', '.join(available()) or 'none'}")
     return file
 
 
 def load(name: str, *, greedy: bool = True, seed: int | None = None, rules: Rules | None = None) -> MLPPolicy:
-    """The shipped agent ``name`` (e.g. ``"ppo-2p"``) as a batched policy, for a table under ``rules``."""
+    """The shipped agent ``name`` (e.g. ``"ppo-2p"``) as a batched policy, for a table under ``rules``
+    (default: the rules it was trained under; for a :data:`SEATED` name, at its table size)."""
+    if name in SEATED:
+        network, players = SEATED[name]
+        if rules is None:
+            rules = MLPPolicy.load(path(name)).trained_rules.replace(num_players=players)
+        elif rules.num_players != players:
+            raise ValueError(
+                f"agent {name!r} plays {players}-player tables ({network} seated at {players}); this table has "
+                f"{rules.num_players}: use ppo-{rules.num_players}p or {network}"
+            )
     return MLPPolicy.load(path(name), name=name, greedy=greedy, seed=seed, rules=rules)

@@ -23,6 +23,7 @@
 #    which cards are left in the grids at the end?
 # 2. What do the column rule (R13, R14) and the doubling rule (R17) change?
 # 3. How do scores, game length and the edge of a better player change from 2 to 8 players?
+# 4. How do the agents, heuristic and trained, fare at each table size?
 #
 # The players are the heuristics (`counting`, the strongest; `threshold`, a simple baseline)
 # and, where installed, the shipped PPO agents. All numbers are for *these* players: a
@@ -406,6 +407,55 @@ e.legend()
 for ax in axes.flat:
     ax.set_xlabel("players")
     ax.set_xticks(counts)
+plt.tight_layout()
+plt.show()
+
+# %% [markdown]
+# ## 5. Agents by player count
+#
+# How each player fares when it sits alone among `counting` players, at every table size: the
+# heuristics, and the shipped PPO agent for that count where there is one (`ppo-2p`, `ppo-4p`,
+# and `ppo-mixed`, the one network trained on mixed tables of 3 to 8 players, under the names
+# `ppo-3p`, `ppo-5p` ... `ppo-8p`). One of the agent against P - 1 `counting` players, seats
+# rotated: its win rate (an equal player wins 1 / P) and its mean round score.
+
+# %%
+by_count = {}  # agent label -> players -> its AgentResult
+for P in counts:
+    line_up = {"threshold": agents.make("threshold"), "counting": agents.make("counting")}
+    if f"ppo-{P}p" in SHIPPED:
+        line_up["PPO"] = SHIPPED[f"ppo-{P}p"]
+    for label, agent in line_up.items():
+        result = run_tournament(
+            [agent] + [agents.make("counting") for _ in range(P - 1)], players=P, games=GAMES, seed=P, progress=False
+        )
+        by_count.setdefault(label, {})[P] = result.agents[0]
+    print(
+        f"P={P}: "
+        + ", ".join(
+            f"{label} wins {by_count[label][P].win_rate:.1%}, round score {by_count[label][P].mean_round_score:.1f}"
+            for label in line_up
+        )
+    )
+
+# %%
+fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4))
+for label, results in by_count.items():
+    sizes = sorted(results)
+    left.errorbar(
+        sizes, [results[P].win_rate for P in sizes], yerr=win_errors([results[P] for P in sizes]), capsize=4,
+        marker="o", label=label,
+    )  # fmt: skip
+    right.plot(sizes, [results[P].mean_round_score for P in sizes], marker="o", label=label)
+left.plot(counts, [1 / P for P in counts], color="black", linestyle=":", label="1 / players")
+left.set_ylabel("win rate against P - 1 counting players (95% interval)")
+left.set_title(f"Win rate by table size ({GAMES} games per point)")
+right.set_ylabel("mean round score")
+right.set_title("Mean round score by table size")
+for ax in (left, right):
+    ax.set_xlabel("players")
+    ax.set_xticks(counts)
+    ax.legend()
 plt.tight_layout()
 plt.show()
 

@@ -273,3 +273,24 @@ def test_two_update_threads_train_the_same_network_as_one(tmp_path: Path) -> Non
         run.learn()
         weights.append([p.detach().numpy().copy() for p in run.model.policy.parameters()])
     assert all(np.allclose(a, b, atol=1e-5) for a, b in zip(*weights))
+
+
+def test_short_mixed_table_training_improves_on_random_at_every_count(tmp_path: Path) -> None:
+    """skyjo train --players 2-8: one network, one batch of games at every count, evaluated per count;
+    after a short run it beats random players at every count (its whole 95% interval above 1/P)."""
+    config = small_config(tmp_path, players=list(range(2, 9)), total_timesteps=80_000, num_envs=70, batch_size=700,
+                          net_arch=[64, 64], opponents={"random": 1.0}, learning_rate=1e-3)  # fmt: skip
+    run = Run(config)
+
+    def figures() -> dict[str, dict[str, float]]:
+        policy = learner_policy(run.model, config)
+        policy.greedy, policy.rng = False, np.random.default_rng(0)
+        return evaluate(policy, config, games=560, seed=1)
+
+    before = figures()
+    run.learn()
+    after = figures()
+    assert list(after) == [f"random@{p}p" for p in range(2, 9)]
+    gains = {k: round(after[k]["win_rate"] - before[k]["win_rate"], 3) for k in after}
+    above = {k: round(after[k]["win_ci_low"] - 1 / p, 3) for k, p in zip(after, range(2, 9))}
+    assert all(gain > 0 for gain in gains.values()) and all(margin > 0 for margin in above.values()), (gains, above)

@@ -17,6 +17,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
+from skyjo_env.observation import count_range
 from skyjo_env.train.arguments import rule_options
 from skyjo_env.train.config import CHECKPOINT, FIXED_ON_RESUME, TrainConfig, opponent_weight
 from skyjo_env.train.flags import default_of, given, show_default
@@ -90,7 +91,10 @@ def train_config_from_args(args: argparse.Namespace) -> TrainConfig:
     else:
         base = {}
     if "out_dir" not in flags and "out_dir" not in base:
-        base["out_dir"] = f"runs/ppo-{flags.get('players', base.get('players', TrainConfig.players))}p"
+        players = flags.get("players", base.get("players", TrainConfig.players))
+        base["out_dir"] = f"runs/ppo-{count_range(tuple(players)) if isinstance(players, list) else players}p".replace(
+            ", ", ","
+        )
     if flags.get("reward") == "result" and "shaping" not in flags:
         base["shaping"] = False
     base["rules"] = {**base.get("rules", {}), **rules}
@@ -104,7 +108,8 @@ def train_sb3(config: TrainConfig, args: argparse.Namespace) -> int:
 
     resume = Path(args.resume) / CHECKPOINT if args.resume else None
     outcome = train(config, resume=resume, overwrite=args.overwrite, progress=not args.no_progress)
-    print_table(outcome.tournament)
+    if outcome.tournament is not None:
+        print_table(outcome.tournament)
     print(f"head to head ({config.eval_games:,} games each, seats rotated), {outcome.agent_name} wins against:")
     for name, f in outcome.final_eval.items():
         print(f"  {name:<12} {f['win_rate']:.3f} (95% CI {f['win_ci_low']:.3f}-{f['win_ci_high']:.3f})")

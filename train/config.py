@@ -8,6 +8,7 @@ are the README's main job.
 
 from __future__ import annotations
 
+import argparse
 import json
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
@@ -15,6 +16,8 @@ from typing import Any, Literal, get_args
 
 from skyjo_env.agents import specs
 from skyjo_env.agents.advice import check_advisor
+from skyjo_env.mixed_games import check_player_counts
+from skyjo_env.observation import count_range
 from skyjo_env.rules import Rules
 from skyjo_env.train.flags import check_types
 
@@ -46,6 +49,21 @@ def opponent_weight(text: str) -> tuple[str, float]:
     return text, 1.0
 
 
+def parse_players(text: str) -> int | list[int]:
+    """``--players``: one count (``4``), a range (``2-8``) or a list (``3,5,8``) of table sizes."""
+    try:
+        if "-" in text:
+            low, high = (int(x) for x in text.split("-"))
+            counts = list(range(low, high + 1))
+        else:
+            counts = [int(x) for x in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a player count: use one (4), a range (2-8) or a list (3,5,8)"
+        ) from None
+    return counts[0] if len(counts) == 1 and "," not in text and "-" not in text else counts
+
+
 def game_rules(players: int, rules: dict[str, Any]) -> Rules:
     """The :class:`Rules` of a run's games (its ``players`` and other ``rules`` options); ``ValueError``
     for a bad option, or for ``num_players`` in ``rules`` (the field ``players`` sets it)."""
@@ -61,8 +79,10 @@ class TrainConfig:
     Each field is documented by the string after it; ``skyjo train --help`` shows the same text.
     """
 
-    players: int = 2
-    """Seats at the table (2..8); the learner takes a random seat each game."""
+    players: int | list[int] = field(default=2, metadata={"type": parse_players, "metavar": "P|P-Q|P,Q,..."})
+    """Seats at the table (2..8), or several table sizes (a range 2-8 or a list 3,5,8): mixed tables,
+    the games of the batch split among them, one network for all on padded observations
+    (skyjo_env.observation); the learner takes a random seat each game."""
     rules: dict[str, Any] = field(default_factory=dict)
     """Rule options besides the player count (``Rules`` fields: column_rule, end_score, ...)."""
     total_timesteps: int = 10_000_000
@@ -151,8 +171,18 @@ class TrainConfig:
 
     def __post_init__(self) -> None:
         check_types(self)
-        if not 2 <= self.players <= 8:
-            raise ValueError(f"players={self.players!r} is not allowed; use 2 to 8")
+        if isinstance(self.players, list):
+            check_player_counts(self.players)
+            if self.shaping:
+                raise ValueError(
+                    "shaping=True is for one table size; mixed tables (a list of players) train without it"
+                )
+            if self.num_envs < len(self.players):
+                raise ValueError(
+                    f"num_envs={self.num_envs} is too few for {len(self.players)} table sizes: use one game per size or more"
+                )
+        elif not 2 <= self.players <= 8:
+            raise ValueError(f"players={self.players!r} is not allowed; use 2 to 8, a range 2-8 or a list 3,5,8")
         _ = self.game_rules  # validates the rule options
         for name in ("total_timesteps", "num_envs", "n_steps", "batch_size", "n_epochs", "pool_size", "eval_games",
                      "warm_start_samples", "warm_start_epochs", "snapshot_every", "final_games", "update_threads"):  # fmt: skip
@@ -195,9 +225,29 @@ class TrainConfig:
                 raise ValueError(f"{what}: {exc}") from None
 
     @property
+    def mixed(self) -> bool:
+        """The run plays mixed tables (``players`` is a list of table sizes)."""
+        return isinstance(self.players, list)
+
+    @property
+    def player_counts(self) -> tuple[int, ...]:
+        """The run's table sizes, ascending."""
+        return check_player_counts(self.players) if isinstance(self.players, list) else (self.players,)
+
+    @property
     def game_rules(self) -> Rules:
-        """The :class:`Rules` of the run's games: ``rules`` with ``num_players=players``."""
-        return game_rules(self.players, self.rules)
+        """The :class:`Rules` of the run's games: ``rules`` with ``num_players=players`` (the smallest
+        table size of mixed tables; :meth:`table_rules` gives each)."""
+        return game_rules(self.player_counts[0], self.rules)
+
+    def table_rules(self, players: int) -> Rules:
+        """The :class:`Rules` of the run's games at ``players`` seats."""
+        return game_rules(players, self.rules)
+
+    @property
+    def label(self) -> str:
+        """The table sizes as a folder name writes them: ``2``, ``2-8``, ``3,5``."""
+        return count_range(self.player_counts).replace(", ", ",")
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -24,7 +24,7 @@ from skyjo_env.actions import NUM_ACTIONS
 from skyjo_env.agents.advice import ADVICE_SIZE, with_advice
 from skyjo_env.agents.base import Policy
 from skyjo_env.learner_games import LearnerGames
-from skyjo_env.observation import size
+from skyjo_env.observation import obs_size, pad
 from skyjo_env.rules import Rules
 
 
@@ -51,6 +51,7 @@ def collect(
     reward: str = "score",
     reward_scale: float = 0.1,
     advice: str | None = None,
+    obs_type: str = "table",
     seed: int = 0,
     progress: Callable[[int], None] | None = None,
 ) -> Demonstrations:
@@ -59,7 +60,8 @@ def collect(
     ``num_envs`` games are played side by side for ``samples // num_envs`` turns each; by default
     ``samples // 500`` games (1 to 1024), so that most of the window lies in finished games.
     With ``advice``, the recorded observations carry that heuristic's advice (:mod:`skyjo_env.agents.advice`,
-    under ``rules``). ``progress(turns)`` is told the turns collected so far after every step.
+    under ``rules``); ``obs_type="padded"`` records padded observations (the teacher plays from the
+    table ones). ``progress(turns)`` is told the turns collected so far after every step.
     """
     if num_envs is None:
         num_envs = min(1024, max(1, samples // 500))
@@ -67,7 +69,7 @@ def collect(
         raise ValueError(f"samples={samples} is too few; collect at least num_envs={num_envs}")
     games = LearnerGames(num_envs, rules, opponents=[teacher], reward=reward, reward_scale=reward_scale, seed=seed)
     steps = samples // num_envs
-    width = size(rules.num_players) + (ADVICE_SIZE if advice else 0)
+    width = obs_size(obs_type, rules.num_players) + (ADVICE_SIZE if advice else 0)
     observations = np.zeros((steps, num_envs, width), dtype=np.float32)
     masks = np.zeros((steps, num_envs, NUM_ACTIONS), dtype=bool)
     actions = np.zeros((steps, num_envs), dtype=np.int64)
@@ -77,7 +79,8 @@ def collect(
     for t in range(steps):
         masks[t] = games.action_masks()
         actions[t] = teacher(obs, masks[t])
-        observations[t] = with_advice(advice, obs, masks[t], rules) if advice else obs
+        seen = obs if obs_type == "table" else pad(obs, rules.num_players)
+        observations[t] = with_advice(advice, seen, masks[t], rules) if advice else seen
         obs, rewards[t], dones[t], _ = games.step(actions[t])
         if progress is not None:
             progress((t + 1) * num_envs)
@@ -90,6 +93,13 @@ def collect(
     last_end = np.where(dones.any(axis=0), steps - 1 - np.argmax(dones[::-1], axis=0), -1)
     keep = np.arange(steps)[:, None] <= last_end[None, :]
     return Demonstrations(observations[keep], masks[keep], actions[keep], returns[keep])
+
+
+def concatenate(parts: list[Demonstrations]) -> Demonstrations:
+    """The turns of several collections as one."""
+    return Demonstrations(
+        *(np.concatenate([getattr(d, f) for d in parts]) for f in ("observations", "masks", "actions", "returns"))
+    )
 
 
 def clone(

@@ -30,7 +30,7 @@ from skyjo_env.agents.mlp_policy import MLPPolicy
 from skyjo_env.sb3_vec_env import SkyjoSB3VecEnv
 from skyjo_env.train.advised_env import AdvisedVecEnv
 from skyjo_env.train.config import CHECKPOINT, SELF, TrainConfig
-from skyjo_env.train.imitation import clone, collect
+from skyjo_env.train.imitation import clone, collect, concatenate
 from skyjo_env.train.networks import ACTIVATIONS, SkyjoPolicy, resolve_precision
 from skyjo_env.train.progress import Progress
 from skyjo_env.train.selfplay import OpponentPool, snapshot
@@ -55,8 +55,8 @@ class TrainOutcome:
 
     agent_path: Path
     agent_name: str
-    final_eval: dict[str, dict[str, float]]  #: head-to-head figures against each evaluation agent
-    tournament: TournamentResult
+    final_eval: dict[str, dict[str, float]]  #: head-to-head figures against each evaluation agent (and table size)
+    tournament: TournamentResult | None  #: the final tournament (``None`` for mixed tables: see ``final_eval``)
     timesteps: int  #: learner steps of the run in total (all resumes)
     run_timesteps: int  #: learner steps of this call
     seconds: float  #: wall time of this call
@@ -70,6 +70,8 @@ def learner_policy(model: MaskablePPO, config: TrainConfig, name: str = "ppo") -
         "players": config.players, "rules": config.game_rules.to_dict(), "timesteps": int(model.num_timesteps),
         "config": config.to_dict(),
     }  # fmt: skip
+    if config.mixed:
+        metadata["player_counts"] = list(config.player_counts)
     return snapshot(model.policy, config.activation, name, metadata, config.advice)
 
 
@@ -80,15 +82,19 @@ def evaluate(
 
     The learner plays every seat in turn against ``players - 1`` copies of the agent (``games``
     rounded up to whole rotations of the seats); ``progress`` reports the games of all of them.
+    Mixed tables are evaluated at each table size, keyed ``"name@Pp"``.
     """
-    rules = config.game_rules
     out = {}
-    for i, name in enumerate(config.eval_opponents):
-        others = [specs.make(name, rules=rules, seed=seed + i * 10 + k) for k in range(config.players - 1)]
-        result = run_tournament([policy, *others], config.players, games, rules=rules, seed=seed + i, progress=progress)
-        mine = result.agents[0]
-        out[name] = {"win_rate": mine.win_rate, "win_ci_low": mine.win_ci[0], "win_ci_high": mine.win_ci[1],
-                     "mean_game_total": mine.mean_game_total}  # fmt: skip
+    for players in config.player_counts:
+        rules = config.table_rules(players)
+        for i, name in enumerate(config.eval_opponents):
+            others = [specs.make(name, rules=rules, seed=seed + i * 10 + k) for k in range(players - 1)]
+            result = run_tournament([policy, *others], players, games, rules=rules, seed=seed + i, progress=progress)
+            mine = result.agents[0]
+            out[f"{name}@{players}p" if config.mixed else name] = {
+                "win_rate": mine.win_rate, "win_ci_low": mine.win_ci[0], "win_ci_high": mine.win_ci[1],
+                "mean_game_total": mine.mean_game_total,
+            }  # fmt: skip
     return out
 
 
@@ -202,12 +208,14 @@ class Run:
         torch.set_num_threads(1)
         threadpool_limits(1)
         rules = self.rules = config.game_rules
-        self.pool = OpponentPool(config.opponents, config.pool_size, rules=rules, seed=config.seed)
+        self.pool = OpponentPool(config.opponents, config.pool_size, rules=rules, seed=config.seed,
+                                 player_counts=config.player_counts if config.mixed else None)  # fmt: skip
         self.env = SkyjoSB3VecEnv(
-            config.num_envs, rules, reward=config.reward, reward_scale=config.reward_scale, seed=config.seed
-        )
+            config.num_envs, rules, reward=config.reward, reward_scale=config.reward_scale, seed=config.seed,
+            player_counts=config.player_counts if config.mixed else None,
+        )  # fmt: skip
         self.venv: VecEnv = (
-            ShapedReward(self.env, config.players, config.gamma, config.reward_scale) if config.shaping else self.env
+            ShapedReward(self.env, rules.num_players, config.gamma, config.reward_scale) if config.shaping else self.env
         )
         if config.advice is not None:
             self.venv = AdvisedVecEnv(self.venv, config.advice, rules)
@@ -248,10 +256,22 @@ class Run:
         c = self.config
         epochs = f"{c.warm_start_epochs} epoch" + ("" if c.warm_start_epochs == 1 else "s")
         self.say(f"warm start: cloning {c.warm_start}'s play ({c.warm_start_samples:,} turns, {epochs})")
-        teacher = specs.make(c.warm_start, rules=self.rules, seed=c.seed)
-        with Progress(c.warm_start_samples, "warm start: collecting", "turns", enabled=self.show_progress) as bar:
-            demos = collect(teacher, self.rules, c.warm_start_samples, gamma=c.gamma, reward=c.reward,
-                            reward_scale=c.reward_scale, advice=c.advice, seed=c.seed + 1, progress=bar.set)  # fmt: skip
+        counts = c.player_counts
+        share = c.warm_start_samples // len(counts)  # each table size's turns
+        parts = []
+        with Progress(share * len(counts), "warm start: collecting", "turns", enabled=self.show_progress) as bar:
+            for k, players in enumerate(counts):
+                rules = c.table_rules(players)
+                teacher = specs.make(c.warm_start, rules=rules, seed=c.seed + k)
+                done = k * share  # turns of the earlier table sizes
+
+                def report(turns: int, done: int = done) -> None:
+                    bar.set(done + turns)
+
+                parts.append(collect(teacher, rules, share, gamma=c.gamma, reward=c.reward,
+                                     reward_scale=c.reward_scale, advice=c.advice, seed=c.seed + 1 + k,
+                                     obs_type="padded" if c.mixed else "table", progress=report))  # fmt: skip
+        demos = concatenate(parts)
         with Progress(c.warm_start_epochs, "warm start: fitting", "epochs", enabled=self.show_progress) as bar:
             torch.set_num_threads(c.update_threads)  # fitting is torch alone: the games wait
             history = clone(self.model.policy, demos, epochs=c.warm_start_epochs, seed=c.seed, progress=bar.set)
@@ -273,12 +293,13 @@ class Run:
         """Evaluate against each heuristic: printed, logged to TensorBoard and to ``eval.jsonl``."""
         c = self.config
         # Each opponent plays the learner in whole rotations of the seats (the learner and P - 1 copies).
-        games = games_played(c.eval_games, c.players) * len(c.eval_opponents)
+        games = sum(games_played(c.eval_games, p) for p in c.player_counts) * len(c.eval_opponents)
         with Progress(games, f"evaluation at {timesteps:,} steps", "games", enabled=self.show_progress) as bar:
             figures = evaluate(learner_policy(self.model, c), c, c.eval_games, seed=timesteps, progress=bar)
         for name, f in figures.items():
-            self.model.logger.record(f"eval/win_rate_vs_{name}", f["win_rate"])
-            self.model.logger.record(f"eval/game_total_vs_{name}", f["mean_game_total"])
+            key = name.replace("@", "_")
+            self.model.logger.record(f"eval/win_rate_vs_{key}", f["win_rate"])
+            self.model.logger.record(f"eval/game_total_vs_{key}", f["mean_game_total"])
         self.model.logger.dump(timesteps)
         with open(self.out / "eval.jsonl", "a") as log:
             log.write(json.dumps({"timesteps": int(timesteps), "vs": figures}) + "\n")
@@ -384,6 +405,15 @@ def read_state(folder: Path) -> dict[str, Any]:
     return {"timesteps": timesteps, "seconds": seconds}
 
 
+def final_tournament(agent: MLPPolicy, config: TrainConfig, progress: bool) -> TournamentResult:
+    """The agent and the evaluation agents in a tournament of ``config.final_games`` games."""
+    rules = config.game_rules
+    pool = [agent] + [specs.make(n, rules=rules, seed=config.seed + i) for i, n in enumerate(config.eval_opponents)]
+    games = games_played(config.final_games, len(pool))
+    with Progress(games, "final tournament", "games", enabled=progress) as bar:
+        return run_tournament(pool, rules.num_players, config.final_games, rules=rules, seed=config.seed, progress=bar)
+
+
 def train(
     config: TrainConfig,
     resume: str | Path | None = None,
@@ -415,13 +445,9 @@ def train(
     agent_path = run.out / specs.AGENT_FILE
     agent.save(agent_path)
     figures = run.run_evaluation(run.model.num_timesteps)
-    rules = run.rules
-    pool = [agent] + [specs.make(n, rules=rules, seed=config.seed + i) for i, n in enumerate(config.eval_opponents)]
-    games = games_played(config.final_games, len(pool))
-    with Progress(games, "final tournament", "games", enabled=progress) as bar:
-        result = run_tournament(pool, config.players, config.final_games, rules=rules, seed=config.seed, progress=bar)
+    result = None if config.mixed else final_tournament(agent, config, progress)
     (run.out / "results.json").write_text(
-        json.dumps({"final_eval": figures, "tournament": result.to_dict()}, indent=2) + "\n"
+        json.dumps({"final_eval": figures, "tournament": None if result is None else result.to_dict()}, indent=2) + "\n"
     )
     seconds = time.perf_counter() - started
     return TrainOutcome(

@@ -7,6 +7,7 @@ evenly by the snapshots in the pool; the pool keeps the ``pool_size`` most recen
 
 from __future__ import annotations
 
+import functools
 import json
 from pathlib import Path
 from typing import Any
@@ -39,16 +40,29 @@ def snapshot(
 class OpponentPool:
     """Heuristic opponents and learner snapshots with the weights of a mixture."""
 
-    def __init__(self, mixture: dict[str, float], pool_size: int, *, rules: Rules | None = None, seed: int = 0) -> None:
+    def __init__(
+        self,
+        mixture: dict[str, float],
+        pool_size: int,
+        *,
+        rules: Rules | None = None,
+        seed: int = 0,
+        player_counts: tuple[int, ...] | None = None,
+    ) -> None:
         self.mixture = dict(mixture)
         self.pool_size = pool_size
-        self.heuristics = {}
+        self.heuristics: dict[str, Any] = {}  # a policy, or for mixed tables a factory built at each table
+        base = Rules() if rules is None else rules
         for i, spec in enumerate(mixture):
             if spec != SELF:
                 try:
-                    self.heuristics[spec] = agents.make(spec, rules=rules, seed=seed + i)
+                    for players in player_counts or (None,):  # mixed tables: check that it fits each size
+                        table = rules if players is None else base.replace(num_players=players)
+                        self.heuristics[spec] = agents.make(spec, rules=table, seed=seed + i)
                 except ValueError as exc:
                     raise ValueError(f"unknown opponent {spec!r} (use {SELF!r} or an agent spec): {exc}") from None
+                if player_counts is not None:
+                    self.heuristics[spec] = functools.partial(agents.make, spec)
         self.snapshots: list[MLPPolicy] = []
 
     def add(self, policy: MLPPolicy) -> None:
