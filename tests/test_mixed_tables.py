@@ -181,3 +181,24 @@ def test_a_padded_network_is_an_opponent_at_every_count():
     rng = np.random.default_rng(0)
     for _ in range(50):
         games.step(random_actions(games, rng))
+
+
+def test_seated_names_play_one_table_size_of_the_mixed_network(tmp_path, monkeypatch):
+    from skyjo_env.agents import pretrained
+
+    monkeypatch.setattr(pretrained, "FOLDER", tmp_path)
+    assert pretrained.available() == []
+    padded_network([3, 4, 5, 6, 7, 8]).save(tmp_path / f"{pretrained.MIXED}.npz")
+    assert pretrained.available() == sorted(["ppo-mixed", *pretrained.SEATED])
+    for name, (_, players) in pretrained.SEATED.items():
+        agent = pretrained.load(name)
+        assert agent.name == name and agent.players == players
+        engine = SkyjoEngine(Rules(num_players=players), 3, seed=0)
+        assert agent(observe(engine, engine.current), engine.legal_mask()).shape == (3,)
+    with pytest.raises(
+        ValueError, match=r"agent 'ppo-5p' plays 5-player tables .*this table has 3: use ppo-3p or ppo-mixed"
+    ):
+        pretrained.load("ppo-5p", rules=Rules(num_players=3))
+    assert pretrained.load("ppo-mixed", rules=Rules(num_players=4)).players == 4
+    with pytest.raises(ValueError, match="trained for 3-8 players; this table has 2"):
+        pretrained.load("ppo-mixed", rules=Rules(num_players=2))

@@ -153,6 +153,31 @@ def test_a_missing_extra_and_an_unknown_opponent_are_one_line(capsys, tmp_path: 
     assert not (tmp_path / "r").exists()
 
 
+@pytest.mark.parametrize(
+    ("players", "message"),
+    [
+        (
+            ["--players", "2-9"],
+            "player counts [2, 3, 4, 5, 6, 7, 8, 9] are not allowed; use distinct counts from 2 to 8",
+        ),
+        (["--players", "3,3"], "use distinct counts from 2 to 8"),
+        (["--players", "9"], "players=9 is not allowed; use 2 to 8, a range 2-8 or a list 3,5,8"),
+        (["--players", "3-8", "--shaping"], "shaping=True is for one table size"),
+        (["--players", "2-8", "--num-envs", "4"], "num_envs=4 is too few for 7 table sizes"),
+        (["--players", "3-5", "--opponents", "ppo-2p"], "'ppo-2p' was trained for 2 players; this table has 3"),
+    ],
+)
+def test_bad_table_sizes_are_one_line(capsys, tmp_path: Path, players: list[str], message: str):
+    err = refused(capsys, "train", *players, "--out", str(tmp_path / "r"))
+    assert message in err
+    assert not (tmp_path / "r").exists()
+
+
+def test_a_mistyped_table_size_names_the_forms(capsys):
+    code, _, err = skyjo(capsys, "train", "--players", "three")
+    assert code == 2 and "'three' is not a player count: use one (4), a range (2-8) or a list (3,5,8)" in err
+
+
 # ---------------------------------------------------------------------------- progress in a log
 def test_a_training_run_sent_to_a_log_reports_every_phase(tmp_path: Path):
     log = tmp_path / "log.txt"
