@@ -48,4 +48,7 @@ def load(name: str, *, greedy: bool = True, seed: int | None = None, rules: Rule
                 f"agent {name!r} plays {players}-player tables ({network} seated at {players}); this table has "
                 f"{rules.num_players}: use ppo-{rules.num_players}p or {network}"
             )
-    return MLPPolicy.load(path(name), name=name, greedy=greedy, seed=seed, rules=rules)
+    policy = MLPPolicy.load(path(name), name=name, greedy=greedy, seed=seed, rules=rules)
+    if name in SEATED:
+        policy.player_counts = (SEATED[name][1],)  # the name plays its own table size only
+    return policy

@@ -4,7 +4,8 @@ Run: ``python benchmarks/leaderboard.py [--suite full] [--agents NAME ...] [--re
 scale (``train/benchmark_scale.json``) is brought up to date: if it is for another version (a
 reference agent, the engine or the observations changed), the reference matches are played and
 the file is rewritten. Then ``skyjo benchmark NAME --suite SUITE --out runs/leaderboard-SUITE/NAME``
-runs for each agent (``--reuse`` keeps a card already there for the suite's current version), and
+runs for each agent (by default the heuristics and every shipped network, the mixed-table one once,
+not under each of its seated names; ``--reuse`` keeps a card already there for the suite's current version), and
 the part of docs/leaderboard.md between its two ``leaderboard`` markers is rewritten from the cards'
 ``benchmark.json``. The rest of the page is written by hand and kept.
 """
@@ -95,7 +96,8 @@ def write_page(generated: str) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--suite", default="full", choices=sorted(benchmark.SUITES))
-    parser.add_argument("--agents", nargs="+", default=[*benchmark.HEURISTICS, *pretrained.available()], metavar="NAME")
+    networks = [n for n in pretrained.available() if n not in pretrained.SEATED]  # a seated name is its network
+    parser.add_argument("--agents", nargs="+", default=[*benchmark.HEURISTICS, *networks], metavar="NAME")
     parser.add_argument("--reuse", action="store_true", help="keep cards already played on the current suite version")
     args = parser.parse_args()
     suite = benchmark.SUITES[args.suite]

@@ -190,9 +190,12 @@ def test_seated_names_play_one_table_size_of_the_mixed_network(tmp_path, monkeyp
     assert pretrained.available() == []
     padded_network([3, 4, 5, 6, 7, 8]).save(tmp_path / f"{pretrained.MIXED}.npz")
     assert pretrained.available() == sorted(["ppo-mixed", *pretrained.SEATED])
-    for name, (_, players) in pretrained.SEATED.items():
+    for name, (_, players) in pretrained.SEATED.items():  # none of them is 4
         agent = pretrained.load(name)
-        assert agent.name == name and agent.players == players
+        assert agent.name == name and agent.players == players and agent.player_counts == (players,)
+        specs.check_fits(agent, players)
+        with pytest.raises(ValueError, match=f"agent '{name}' was trained for {players} players; this table has 4"):
+            specs.check_fits(agent, 4)
         engine = SkyjoEngine(Rules(num_players=players), 3, seed=0)
         assert agent(observe(engine, engine.current), engine.legal_mask()).shape == (3,)
     with pytest.raises(
