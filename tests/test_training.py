@@ -14,7 +14,7 @@ from skyjo_env import agents  # noqa: E402
 from skyjo_env.actions import NUM_ACTIONS  # noqa: E402
 from skyjo_env.agents.mlp_policy import MLPPolicy  # noqa: E402
 from skyjo_env.agents.pretrained import available, load  # noqa: E402
-from skyjo_env.observation import size  # noqa: E402
+from skyjo_env.observation import PADDED_SIZE, size  # noqa: E402
 from skyjo_env.train.config import TrainConfig  # noqa: E402
 from skyjo_env.train.ppo import Run, evaluate, learner_policy, train  # noqa: E402
 from skyjo_env.train.tournament import run_tournament  # noqa: E402
@@ -151,9 +151,13 @@ def test_config_rejects_bad_values_with_the_field_name(tmp_path: Path) -> None:
 @pytest.mark.parametrize("name", available())
 def test_every_shipped_agent_loads_and_plays_legal_moves(name: str) -> None:
     agent = load(name)
-    players = agent.metadata["players"]
-    assert agent.obs_size == size(players)
+    players = agent.players  # the table size it sits at by default: its only one, or a mixed network's first
+    assert players in agent.player_counts
+    assert agent.obs_size == (PADDED_SIZE if agent.padded else size(players))
     assert name in agents.names() and agents.make(name).obs_size == agent.obs_size
+    for other in set(range(2, 9)) - set(agent.player_counts):  # a table size it was not trained for
+        with pytest.raises(ValueError, match=f"players.*; this table has {other}"):
+            agents.make(name, players=other)
     randoms = [agents.make("random", seed=i) for i in range(players - 1)]
     result = run_tournament([agent, *randoms], players, 20, seed=0, progress=False)
     assert result.by_name(agent.name).win_rate > 0.5  # every shipped agent beats random players
