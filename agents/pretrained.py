@@ -45,7 +45,7 @@ def load(name: str, *, greedy: bool = True, seed: int | None = None, rules: Rule
             rules = MLPPolicy.load(path(name)).trained_rules.replace(num_players=players)
         elif rules.num_players != players:
             raise ValueError(
-                f"agent {name!r} plays {players}-player tables ({network} seated at {players}); this table has "
+                f"agent {name!r} is {network} seated at tables of {players} players; this table has "
                 f"{rules.num_players}: use ppo-{rules.num_players}p or {network}"
             )
     policy = MLPPolicy.load(path(name), name=name, greedy=greedy, seed=seed, rules=rules)

@@ -199,7 +199,8 @@ def test_seated_names_play_one_table_size_of_the_mixed_network(tmp_path, monkeyp
         engine = SkyjoEngine(Rules(num_players=players), 3, seed=0)
         assert agent(observe(engine, engine.current), engine.legal_mask()).shape == (3,)
     with pytest.raises(
-        ValueError, match=r"agent 'ppo-5p' plays 5-player tables .*this table has 3: use ppo-3p or ppo-mixed"
+        ValueError,
+        match=r"agent 'ppo-5p' is ppo-mixed seated at tables of 5 players; this table has 3: use ppo-3p or ppo-mixed",
     ):
         pretrained.load("ppo-5p", rules=Rules(num_players=3))
     assert pretrained.load("ppo-mixed", rules=Rules(num_players=4)).players == 4
