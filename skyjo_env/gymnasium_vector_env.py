@@ -26,7 +26,9 @@ Options, as every view takes them: every :class:`~skyjo_env.rules.Rules` field a
 ``rules=Rules(...)``; ``seed`` (seeds the first ``reset`` that is given none); ``max_steps``
 (default :data:`~skyjo_env.checks.MAX_STEPS`); ``render_mode`` (``None`` or ``"rgb_array"``:
 ``render()`` returns one image per game, from its learner's view); ``obs_type`` (``"table"`` or
-``"padded"``, see :mod:`skyjo_env.observation`); and of the vector views:
+``"padded"``, see :mod:`skyjo_env.observation`); and of the vector views: ``player_counts`` (mixed
+tables: the games split among these table sizes, padded observations, see
+:class:`~skyjo_env.mixed_games.MixedLearnerGames`),
 ``opponents`` (one policy or a list of pool entries, see
 :class:`~skyjo_env.learner_games.LearnerGames`; each new game draws one by ``weights``; default a
 random legal player), ``weights``, ``seat`` (``None``: random per game), ``reward`` and
@@ -44,7 +46,7 @@ from gymnasium.vector.utils import batch_space
 
 from skyjo_env.checks import MAX_STEPS, is_integer, view_rules
 from skyjo_env.learner_games import VECTOR_ENV_OPTIONS as ENV_OPTIONS
-from skyjo_env.learner_games import LearnerGames
+from skyjo_env.mixed_games import vector_games
 from skyjo_env.opponents import OpponentPolicy
 from skyjo_env.rules import Rules
 from skyjo_env.spaces import action_space, observation_space
@@ -72,20 +74,21 @@ class SkyjoVectorEnv(gymnasium.vector.VectorEnv):
         seed: int | None = None,
         max_steps: int | None = MAX_STEPS,
         render_mode: str | None = None,
-        obs_type: str = "table",
+        obs_type: str | None = None,
+        player_counts: Sequence[int] | None = None,
         rules: Rules | None = None,
         **rule_options: Any,
     ) -> None:
         rules = view_rules(rule_options, ENV_OPTIONS, rules, render_mode=render_mode,
                            render_modes=self.metadata["render_modes"], seed=seed, max_steps=max_steps)  # fmt: skip
-        self.games = LearnerGames(
-            num_envs, rules, opponents=opponents, weights=weights, seat=seat, reward=reward,
-            reward_scale=reward_scale, max_steps=max_steps, seed=seed, obs_type=obs_type,
+        self.games = vector_games(
+            num_envs, rules, player_counts=player_counts, seat=seat, obs_type=obs_type, opponents=opponents,
+            weights=weights, reward=reward, reward_scale=reward_scale, max_steps=max_steps, seed=seed,
         )  # fmt: skip
         self.num_envs = self.games.num_games
         self.render_mode = render_mode
         self._seed = seed  # for the first reset that gets none
-        self.single_observation_space = observation_space(rules, obs_type=obs_type)
+        self.single_observation_space = observation_space(rules, obs_type=self.games.obs_type)
         self.single_action_space = action_space()
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         self.action_space = batch_space(self.single_action_space, self.num_envs)

@@ -42,6 +42,7 @@ Opponents = Any
 #: The options of the vector views over these games, besides the rule options.
 VECTOR_ENV_OPTIONS = (
     "opponents", "weights", "seat", "reward", "reward_scale", "seed", "max_steps", "render_mode", "obs_type",
+    "player_counts",
 )  # fmt: skip
 
 

@@ -72,6 +72,7 @@ class MixedLearnerGames:
             for n, P in zip(shares, counts)
         ]
         self.rules = base
+        self.obs_type = "padded"  #: the learner's observations
         self.num_games = num_games
         self.offsets = np.cumsum([0, *shares])  #: game index of each count's first game
         #: The player count of each game.
@@ -147,3 +148,25 @@ class MixedLearnerGames:
 def _part_seed(seed: int | None, players: int) -> int | None:
     """The seed of one count's games: derived from the batch's seed and the count."""
     return None if seed is None else int(np.random.SeedSequence([seed, players]).generate_state(1)[0])
+
+
+def vector_games(
+    num_games: int,
+    rules: Rules,
+    *,
+    player_counts: Sequence[int] | None,
+    seat: int | None,
+    obs_type: str | None,
+    **options: Any,
+) -> LearnerGames | MixedLearnerGames:
+    """The games of a vector view: :class:`LearnerGames` at one table size (``obs_type`` default
+    ``"table"``), or, with ``player_counts``, :class:`MixedLearnerGames` (padded observations and
+    random seats: ``obs_type`` other than ``"padded"`` and ``seat`` are refused)."""
+    if player_counts is None:
+        return LearnerGames(num_games, rules, seat=seat, obs_type="table" if obs_type is None else obs_type, **options)
+    if obs_type not in (None, "padded") or seat is not None:
+        raise ValueError(
+            f"mixed tables (player_counts={player_counts!r}) have padded observations and random seats: "
+            f"leave out obs_type={obs_type!r} and seat={seat!r}"
+        )
+    return MixedLearnerGames(num_games, rules, player_counts, **options)

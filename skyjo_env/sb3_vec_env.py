@@ -44,8 +44,7 @@ from stable_baselines3.common.vec_env.base_vec_env import VecEnvIndices, VecEnvS
 from skyjo_env.checks import MAX_STEPS, view_rules
 from skyjo_env.engine import SkyjoEngine
 from skyjo_env.learner_games import VECTOR_ENV_OPTIONS as ENV_OPTIONS
-from skyjo_env.learner_games import LearnerGames
-from skyjo_env.mixed_games import MixedLearnerGames
+from skyjo_env.mixed_games import MixedLearnerGames, vector_games
 from skyjo_env.opponents import OpponentPolicy
 from skyjo_env.rules import Rules
 from skyjo_env.spaces import action_space, observation_space
@@ -83,23 +82,12 @@ class SkyjoSB3VecEnv(VecEnv):
         player_counts: Sequence[int] | None = None,
         **rule_options: Any,
     ) -> None:
-        rules = view_rules(rule_options, (*ENV_OPTIONS, "player_counts"), rules, render_mode=render_mode,
+        rules = view_rules(rule_options, ENV_OPTIONS, rules, render_mode=render_mode,
                            render_modes=["rgb_array"], seed=seed, max_steps=max_steps)  # fmt: skip
         options = {"opponents": opponents, "weights": weights, "reward": reward, "reward_scale": reward_scale,
                    "max_steps": max_steps, "seed": seed}  # fmt: skip
-        self.games: LearnerGames | MixedLearnerGames
-        if player_counts is None:
-            obs_type = "table" if obs_type is None else obs_type
-            self.games = LearnerGames(num_envs, rules, seat=seat, obs_type=obs_type, **options)
-        else:
-            if obs_type not in (None, "padded") or seat is not None:
-                raise ValueError(
-                    f"mixed tables (player_counts={player_counts!r}) have padded observations and random seats: "
-                    f"leave out obs_type={obs_type!r} and seat={seat!r}"
-                )
-            obs_type = "padded"
-            self.games = MixedLearnerGames(num_envs, rules, player_counts, **options)
-        self.obs_type = obs_type
+        self.games = vector_games(num_envs, rules, player_counts=player_counts, seat=seat, obs_type=obs_type, **options)
+        self.obs_type = obs_type = self.games.obs_type
         self.render_mode = render_mode
         N = self.games.num_games
         self._all = np.arange(N)

@@ -18,7 +18,7 @@ from skyjo_env.mixed_games import MixedLearnerGames
 from skyjo_env.observation import PADDED_SIZE, observe, pad, padded_players, size, unpad
 from skyjo_env.pettingzoo_env import raw_env
 from skyjo_env.random_policy import RandomPolicy
-from skyjo_env.sampling import sample_bits
+from skyjo_env.sampling import sample_bits, sample_mask
 
 
 def random_actions(games, rng: np.random.Generator) -> np.ndarray:
@@ -105,6 +105,26 @@ def test_sb3_view_of_mixed_tables():
         SkyjoSB3VecEnv(4, player_counts=[2, 3], obs_type="table")
     with pytest.raises(AttributeError, match="one engine per player count"):
         _ = env.engine
+
+
+def test_gymnasium_vector_view_of_mixed_tables():
+    env = SkyjoVectorEnv(6, player_counts=[3, 7], opponents=CountingPolicy, reward="score")
+    obs, infos = env.reset(seed=0)
+    assert env.single_observation_space.shape == (PADDED_SIZE,) and obs.shape == (6, PADDED_SIZE)
+    assert padded_players(obs).tolist() == [3, 3, 3, 7, 7, 7]
+    rng = np.random.default_rng(0)
+    finished = 0
+    for _ in range(300):
+        assert env.observation_space.contains(obs)
+        obs, _, terminated, truncated, infos = env.step(sample_mask(infos["action_mask"], rng))
+        for i in np.flatnonzero(terminated | truncated):
+            assert env.single_observation_space.contains(infos["final_obs"][i])
+            finished += 1
+    assert finished > 0
+    with pytest.raises(
+        ValueError, match="padded observations and random seats: leave out obs_type='table' and seat=None"
+    ):
+        SkyjoVectorEnv(4, player_counts=[2, 3], obs_type="table")
 
 
 @pytest.mark.parametrize("num_players", [2, 3, 8])
