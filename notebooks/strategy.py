@@ -489,4 +489,4 @@ plt.show()
 #   whose 10,000-game figures against P - 1 counting players are in the README: 0.603 at 2
 #   players, 0.395 at 3, 0.361 at 4, 0.242 at 5, 0.204 at 6, 0.185 at 7, 0.156 at 8, every one
 #   above 1 / P; at 3, 5, 6, 7 and 8 players (one network, `ppo-mixed`) its mean round score is
-#   0.8 to 1.0 points below the counting players' at its table.
+#   0.76 to 1.02 points below the counting players' at its table.

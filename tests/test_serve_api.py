@@ -83,7 +83,8 @@ def test_options_offer_every_agent_with_the_seat_counts_it_fits(client: TestClie
     options = client.get("/api/options").json()
     assert options["agents"]["ppo-2p"] == [2] and options["agents"]["ppo-4p"] == [4]
     assert options["agents"]["counting"] == options["agents"]["random"] == list(range(2, 9))
-    assert options["default_agents"] == {"2": "ppo-2p", "4": "ppo-4p"} | {str(p): "counting" for p in (3, 5, 6, 7, 8)}
+    assert options["agents"]["ppo-mixed"] == list(range(3, 9)) and options["agents"]["ppo-5p"] == [5]
+    assert options["default_agents"] == {str(p): f"ppo-{p}p" for p in range(2, 9)}  # a shipped agent at every size
     assert options["rules"] == Rules().to_dict()
     assert options["choices"] == {"next_starter": ["round_winner", "round_ender"], "episode": ["game", "round"]}
 

@@ -161,6 +161,6 @@ def test_agents_play_each_other_while_a_spectator_watches(server: str, browser: 
     WebDriverWait(browser, GAME_SECONDS).until(game_over)
     game_id = browser.execute_script("return location.hash").removeprefix("#game=")
     view = fetch_json(f"{server}api/games/{game_id}")
-    assert view["seats"] == ["counting"] * 3  # no shipped 3-player agent: counting by default
+    assert view["seats"] == ["ppo-3p"] * 3  # the shipped 3-player agent by default
     snapshot = fetch_json(browser.find_element(By.ID, "download").get_attribute("href"))
     assert len(browser.find_elements(By.CSS_SELECTOR, "#log li")) == snapshot["steps"]  # every move shown, one by one
