@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -15,6 +16,7 @@ import pytest
 from threadpoolctl import threadpool_limits
 
 from skyjo_env import Rules, agents
+from skyjo_env.agents import pretrained
 from skyjo_env.agents.threshold import ThresholdPolicy
 from skyjo_env.train import benchmark
 from skyjo_env.train.benchmark import (
@@ -186,12 +188,13 @@ def test_a_changed_or_new_reference_agent_changes_the_version():
     finally:
         agents.register("threshold", ThresholdPolicy, replace=True)
     assert TINY.version == before
-    agents.register("ppo-3p", agents.make("counting"))
+    assert TINY_SCALE.references(3)[-1] == "ppo-3p"  # a shipped agent for 3 players joins the references
+    agents.register("ppo-3p", agents.make("counting"), replace=True)
     try:
-        assert TINY_SCALE.references(3)[-1] == "ppo-3p"  # a shipped agent for 3 players joins the references
-        assert TINY.version != before
+        assert TINY.version != before  # another ppo-3p: another scale
     finally:
-        agents.unregister("ppo-3p")
+        agents.register("ppo-3p", functools.partial(pretrained.load, "ppo-3p"), replace=True)
+    assert TINY.version == before
 
 
 # ---------------------------------------------------------------------------- cards
@@ -232,11 +235,11 @@ def test_a_card_holds_every_match_and_the_rating(tiny):
     card = run_benchmark("threshold", tiny, progress=False)
     data = card.to_dict()
     assert data["suite"]["id"] == "tiny" and data["suite"]["version"] == TINY.version and data["suite"]["games"] == 6
-    assert data["suite"]["references"] == {"2": [*HEURISTICS, "ppo-2p"], "3": list(HEURISTICS)}
+    assert data["suite"]["references"] == {"2": [*HEURISTICS, "ppo-2p"], "3": [*HEURISTICS, "ppo-3p"]}
     assert data["suite"]["rules"]["end_score"] == 100 and data["scale"]["version"] == TINY_SCALE.version
     assert [(m["players"], m["against"], m["seed"]) for m in data["matches"]] == [
         (2, "random", 203), (2, "threshold", 204), (2, "counting", 205), (2, "ppo-2p", 206),
-        (3, "random", 303), (3, "threshold", 304), (3, "counting", 305),
+        (3, "random", 303), (3, "threshold", 304), (3, "counting", 305), (3, "ppo-3p", 306),
     ]  # fmt: skip
     for m in data["matches"]:
         assert m["games"] + m["unfinished"] == 6 and m["seats"] == m["games"]  # one seat per game
@@ -262,10 +265,10 @@ def test_the_command_prints_the_card_and_writes_it(tiny, capsys, tmp_path):
     assert code == 0
     assert "counting: rating" in out and "win rate" in out and "rating on the fixed scale" in out and "time:" in out
     data = json.loads((tmp_path / "card" / "benchmark.json").read_text())
-    assert data["players"] == [3] and len(data["matches"]) == 3 and data["agent"] == "counting"
+    assert data["players"] == [3] and len(data["matches"]) == 4 and data["agent"] == "counting"  # 3 heuristics, ppo-3p
     assert (tmp_path / "card" / "benchmark.md").read_text().startswith("# counting: rating ")
     # one progress bar over all the suite's games, none per tournament
-    assert "benchmark counting (tiny): started (18 games)" in err and "player games" not in err
+    assert "benchmark counting (tiny): started (24 games)" in err and "player games" not in err
 
 
 # ---------------------------------------------------------------------------- bad input
