@@ -39,16 +39,17 @@ def path(name: str) -> Path:
 def load(name: str, *, greedy: bool = True, seed: int | None = None, rules: Rules | None = None) -> MLPPolicy:
     """The shipped agent ``name`` (e.g. ``"ppo-2p"``) as a batched policy, for a table under ``rules``
     (default: the rules it was trained under; for a :data:`SEATED` name, at its table size)."""
-    if name in SEATED:
-        network, players = SEATED[name]
-        if rules is None:
-            rules = MLPPolicy.load(path(name)).trained_rules.replace(num_players=players)
-        elif rules.num_players != players:
-            raise ValueError(
-                f"agent {name!r} is {network} seated at tables of {players} players; this table has "
-                f"{rules.num_players}: use ppo-{rules.num_players}p or {network}"
-            )
-    policy = MLPPolicy.load(path(name), name=name, greedy=greedy, seed=seed, rules=rules)
-    if name in SEATED:
-        policy.player_counts = (SEATED[name][1],)  # the name plays its own table size only
+    if name not in SEATED:
+        return MLPPolicy.load(path(name), name=name, greedy=greedy, seed=seed, rules=rules)
+    network, players = SEATED[name]
+    if rules is not None and rules.num_players != players:
+        raise ValueError(
+            f"agent {name!r} is {network} seated at tables of {players} players; this table has "
+            f"{rules.num_players}: use ppo-{rules.num_players}p or {network}"
+        )
+    stored = MLPPolicy.load(path(name))  # read once: its trained rules give the seat's default rules
+    table = stored.trained_rules.replace(num_players=players) if rules is None else rules
+    policy = MLPPolicy(stored.weights, stored.activation, name, greedy=greedy, metadata=stored.metadata, seed=seed,
+                       advice=stored.advice, rules=table)  # fmt: skip
+    policy.player_counts = (players,)  # the name plays its own table size only
     return policy

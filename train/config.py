@@ -17,7 +17,6 @@ from typing import Any, Literal, get_args
 from skyjo_env.agents import specs
 from skyjo_env.agents.advice import check_advisor
 from skyjo_env.mixed_games import check_player_counts
-from skyjo_env.observation import count_range
 from skyjo_env.rules import Rules
 from skyjo_env.train.flags import check_types
 
@@ -243,11 +242,6 @@ class TrainConfig:
     def table_rules(self, players: int) -> Rules:
         """The :class:`Rules` of the run's games at ``players`` seats."""
         return game_rules(players, self.rules)
-
-    @property
-    def label(self) -> str:
-        """The table sizes as a folder name writes them: ``2``, ``2-8``, ``3,5``."""
-        return count_range(self.player_counts).replace(", ", ",")
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
