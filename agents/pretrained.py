@@ -5,8 +5,8 @@ lists the shipped names. Each agent is one ``.npz`` file in ``agents/weights/`` 
 :class:`~skyjo_env.agents.mlp_policy.MLPPolicy`), with its training facts in its metadata.
 
 A network trained on mixed tables plays several player counts; :data:`SEATED` names it at each
-count it has no network of its own for: ``ppo-3p`` is ``ppo-mixed`` at 3 players, and refuses
-another table size.
+count it has no network of its own for: ``ppo-5p`` is ``ppo-mixed`` at 5 players, and refuses
+another table size. ``ppo-2p``, ``ppo-3p`` and ``ppo-4p`` are networks of their own.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from skyjo_env.rules import Rules
 FOLDER = Path(__file__).parent / "weights"
 #: The mixed-table network, and the names that seat it at one table size each.
 MIXED = "ppo-mixed"
-SEATED: dict[str, tuple[str, int]] = {f"ppo-{p}p": (MIXED, p) for p in (3, 5, 6, 7, 8)}
+SEATED: dict[str, tuple[str, int]] = {f"ppo-{p}p": (MIXED, p) for p in (5, 6, 7, 8)}
 
 
 def available() -> list[str]:

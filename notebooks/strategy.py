@@ -414,9 +414,9 @@ plt.show()
 # ## 5. Agents by player count
 #
 # How each player fares when it sits alone among `counting` players, at every table size: the
-# heuristics, and the shipped PPO agent for that count where there is one (`ppo-2p`, `ppo-4p`,
-# and `ppo-mixed`, the one network trained on mixed tables of 3 to 8 players, under the names
-# `ppo-3p`, `ppo-5p` ... `ppo-8p`). One of the agent against P - 1 `counting` players, seats
+# heuristics, and the shipped PPO agent for that count (`ppo-2p`, `ppo-3p`, `ppo-4p`, and
+# `ppo-mixed`, the one network trained on mixed tables of 3 to 8 players, under the names
+# `ppo-5p` ... `ppo-8p`). One of the agent against P - 1 `counting` players, seats
 # rotated: its win rate (an equal player wins 1 / P) and its mean round score.
 
 # %%
@@ -487,6 +487,6 @@ plt.show()
 #   with 7 and 8.
 # * **Agents by table size.** Section 5 was added later; its PPO points are the shipped agents,
 #   whose 10,000-game figures against P - 1 counting players are in the README: 0.603 at 2
-#   players, 0.395 at 3, 0.361 at 4, 0.242 at 5, 0.204 at 6, 0.185 at 7, 0.156 at 8, every one
-#   above 1 / P; at 3, 5, 6, 7 and 8 players (one network, `ppo-mixed`) its mean round score is
+#   players, 0.425 at 3, 0.361 at 4, 0.242 at 5, 0.204 at 6, 0.185 at 7, 0.156 at 8, every one
+#   above 1 / P; at 5, 6, 7 and 8 players (one network, `ppo-mixed`) its mean round score is
 #   0.76 to 1.02 points below the counting players' at its table.

@@ -226,3 +226,18 @@ def test_seated_names_play_one_table_size_of_the_mixed_network(tmp_path, monkeyp
     assert pretrained.load("ppo-mixed", rules=Rules(num_players=4)).players == 4
     with pytest.raises(ValueError, match="trained for 3-8 players; this table has 2"):
         pretrained.load("ppo-mixed", rules=Rules(num_players=2))
+
+
+@pytest.mark.parametrize("players", range(2, 9))
+def test_a_shipped_agent_loads_by_name_at_every_table_size_and_there_only(players):
+    from skyjo_env.agents import pretrained
+
+    name = f"ppo-{players}p"
+    agent = pretrained.load(name)
+    assert agent.name == name and agent.players == players and agent.player_counts == (players,)
+    engine = SkyjoEngine(Rules(num_players=players), 4, seed=players)
+    actions = agent(observe(engine, engine.current), engine.legal_mask())
+    assert actions.shape == (4,) and engine.legal_mask()[np.arange(4), actions].all()
+    other = 3 if players == 2 else 2
+    with pytest.raises(ValueError, match=f"agent '{name}'.* {players} players; this table has {other}"):
+        specs.check_fits(agent, other)
