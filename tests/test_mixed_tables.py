@@ -236,8 +236,9 @@ def test_a_shipped_agent_loads_by_name_at_every_table_size_and_there_only(player
     agent = pretrained.load(name)
     assert agent.name == name and agent.players == players and agent.player_counts == (players,)
     engine = SkyjoEngine(Rules(num_players=players), 4, seed=players)
-    actions = agent(observe(engine, engine.current), engine.legal_mask())
-    assert actions.shape == (4,) and engine.legal_mask()[np.arange(4), actions].all()
+    legal = engine.legal_mask()
+    actions = agent(observe(engine, engine.current), legal)
+    assert actions.shape == (4,) and legal[np.arange(4), actions].all()
     other = 3 if players == 2 else 2
     with pytest.raises(ValueError, match=f"agent '{name}'.* {players} players; this table has {other}"):
         specs.check_fits(agent, other)
