@@ -56,8 +56,8 @@ SMALL = BUDGET == "small"
 # ## 1. The configuration
 #
 # `TrainConfig` holds every hyper-parameter with a documented default (the README's main run).
-# Here we shrink it: 1.5 million learner steps instead of millions more, a smaller network,
-# short rollouts (128 games x 32 steps) cut into minibatches of 1024, which gives many updates
+# Here we shrink it: 1.5 million learner steps instead of millions more, rollouts of 128 games
+# x 32 steps (the main run plays 512 games) cut into minibatches of 1024, which gives more updates
 # per sample and so learns sooner, and an evaluation every 100,000 steps so the learning curve
 # has points. The learner trains against a mixture of `counting`, `threshold` and its own
 # snapshots. The reward is the round-score difference (`reward="score"`: each round, the

@@ -86,8 +86,8 @@ class TrainConfig:
     """Rule options besides the player count (``Rules`` fields: column_rule, end_score, ...)."""
     total_timesteps: int = 10_000_000
     """Learner actions to train for."""
-    num_envs: int = 128
-    """Games stepped together in the batched vector env."""
+    num_envs: int = 512
+    """Games stepped together in the batched vector env (a rollout is num_envs x n_steps learner steps)."""
     opponents: dict[str, float] = field(
         default_factory=lambda: {"counting": 0.85, SELF: 0.15}, metadata={"metavar": "SPEC[=W]"}
     )
@@ -137,7 +137,7 @@ class TrainConfig:
     """Value-loss coefficient."""
     max_grad_norm: float = 0.5
     """Gradient-norm clipping."""
-    net_arch: list[int] = field(default_factory=lambda: [256, 256], metadata={"metavar": "UNITS"})
+    net_arch: list[int] = field(default_factory=lambda: [128, 128], metadata={"metavar": "UNITS"})
     """Hidden layer sizes of the policy and value networks."""
     activation: Activation = "relu"
     """Activation of the hidden layers."""
@@ -148,7 +148,7 @@ class TrainConfig:
     update_threads: int = 2
     """Torch threads of the PPO update, while the games wait; collecting rollouts uses one (thread
     pools spin against the games' numpy work)."""
-    eval_every: int = 500_000
+    eval_every: int = 1_000_000
     """Learner steps between evaluations against each heuristic (0: only at the end)."""
     eval_games: int = 1000
     """Complete games per heuristic in each evaluation."""
