@@ -4,7 +4,8 @@ Runs ``skyjo train`` on its defaults but for the opponents and the learning rate
 the main job at commit 4d242ec (2 players, counting's advice, opponents counting 0.6, threshold 0.1
 and self-play 0.3, learning rate 1e-4 constant), so that a commit of then and one of now play the
 same games at each commit's own default batch layout, epochs and precision; from scratch (no warm
-start: the PPO phase is what is measured) for ``--steps`` learner steps, without evaluations, and
+start: the PPO phase is what is measured) for ``--steps`` learner steps (sb3 rounds them up to whole
+rollouts; the figures divide by the steps made), without evaluations, and
 times, in the same process, the rollout collection and the PPO update, and within the collection
 the vector env's step (opponents and advice included), the counting heuristic's cost model
 (opponents and advice alike), and the numpy networks of self-play snapshots. With ``--commit REV``
@@ -16,6 +17,8 @@ time a recipe change:
     python benchmarks/training.py [--steps 300000] [--commit REV | --baseline] [-- TRAIN FLAGS...]
 
 Figures are wall-clock seconds on a shared machine: run it on an idle one and compare within a run.
+An older commit runs with this venv's packages: commit 4d242ec's code also imports tqdm and rich,
+which this checkout no longer needs (``pip install tqdm rich`` first).
 """
 
 from __future__ import annotations
@@ -60,6 +63,8 @@ def timed(label, *paths):
             return inner(*args, **kwargs)
         finally:
             spent[label] = spent.get(label, 0.0) + time.perf_counter() - started
+            if hasattr(args[0], "num_timesteps"):  # the model: sb3 collects whole rollouts, so it may pass --steps
+                spent["steps"] = args[0].num_timesteps
     setattr(owner, attr, wrapper)
 
 timed("collection", "sb3_contrib.ppo_mask.ppo_mask.MaskablePPO:collect_rollouts")
@@ -112,9 +117,9 @@ def commit_tree(rev: str, work: Path) -> Path:
     return work / "packages"
 
 
-def report(name: str, spent: dict[str, float], steps: int) -> None:
-    print(f"{name}: {steps / spent['collection_and_update']:,.0f} PPO steps/s "
-          f"({spent['collection_and_update']:.1f} s of learning; {spent['total']:.1f} s in all)")  # fmt: skip
+def report(name: str, spent: dict[str, float]) -> None:
+    print(f"{name}: {spent['steps_per_s']:,.0f} PPO steps/s ({spent['steps']:,.0f} steps, "
+          f"{spent['collection_and_update']:.1f} s of learning; {spent['total']:.1f} s in all)")  # fmt: skip
     for part in ("collection", "env step", "counting costs", "snapshot networks", "update"):
         print(f"  {part:<18} {spent.get(part, 0.0):7.1f} s")
 
@@ -151,10 +156,11 @@ def main() -> None:
     )
     for name, spent in results.items():
         spent["collection_and_update"] = spent["collection"] + spent["update"]
-        report(name, spent, args.steps)
+        spent["steps_per_s"] = spent["steps"] / spent["collection_and_update"]
+        report(name, spent)
     if len(results) == 2:
-        base, new = (r["collection_and_update"] for r in results.values())
-        print(f"speed-up: {base / new:.2f}x PPO steps/s")
+        base, new = (r["steps_per_s"] for r in results.values())
+        print(f"speed-up: {new / base:.2f}x PPO steps/s")
 
 
 if __name__ == "__main__":

@@ -74,8 +74,8 @@ def test_parser_has_one_function_per_subcommand():
         (["--advice", "none"], {"advice": None}),
         (["--warm-start", "threshold", "--warm-start-samples", "5000", "--warm-start-epochs", "2", "--players", "3"],
          {"warm_start": "threshold", "warm_start_samples": 5000, "warm_start_epochs": 2, "out_dir": "runs/ppo-3p"}),
-        (["--reward", "lead", "--num-envs", "512", "--n-steps", "64", "--batch-size", "4096"],
-         {"reward": "lead", "num_envs": 512, "n_steps": 64, "batch_size": 4096}),
+        (["--reward", "lead", "--num-envs", "256", "--n-steps", "64", "--batch-size", "4096"],
+         {"reward": "lead", "num_envs": 256, "n_steps": 64, "batch_size": 4096}),
         (["--reward", "result", "--reward-scale", "1"], {"reward": "result", "reward_scale": 1.0}),
     ],
 )  # fmt: skip
