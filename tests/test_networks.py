@@ -1,5 +1,6 @@
-"""The PPO networks' precision (train/networks.py): float32 is sb3-contrib's MlpPolicy itself, and
-bfloat16 hidden layers give the same policy to bfloat16 rounding, with the same parameters."""
+"""The PPO networks (train/networks.py): float32 is sb3-contrib's MlpPolicy itself, and learns bit
+for bit as it does, and bfloat16 hidden layers give the same policy to bfloat16 rounding, with the
+same parameters."""
 
 from __future__ import annotations
 
@@ -44,6 +45,46 @@ def test_float32_is_sb3_contribs_mlp_policy() -> None:
     observations, masks = batch(ours.env)
     for a, b in zip(outputs(ours.policy, observations, masks), outputs(theirs.policy, observations, masks)):
         assert np.array_equal(a, b)
+
+
+def test_float32_learns_bit_for_bit_as_sb3_contribs_mlp_policy() -> None:
+    """The leaner masked distribution changes no sampled action, no loss input and no gradient:
+    two rollouts and their updates end in the same weights."""
+    results = []
+    for policy in (SkyjoPolicy, "MlpPolicy"):
+        learner = model(policy)  # seeds torch: each model samples from the same random draws
+        initial = {k: v.clone() for k, v in learner.policy.state_dict().items()}
+        learner.learn(2 * 64 * 16)
+        buffer = learner.rollout_buffer
+        results.append((initial, learner.policy.state_dict(), buffer.actions.copy(), buffer.log_probs.copy()))
+    (initial, mine, my_actions, my_log_probs), (_, theirs, their_actions, their_log_probs) = results
+    assert np.array_equal(my_actions, their_actions) and np.array_equal(my_log_probs, their_log_probs)
+    assert all(torch.equal(mine[k], theirs[k]) for k in mine)
+    assert not all(torch.equal(mine[k], initial[k]) for k in mine)  # it learned something
+
+
+def test_the_masked_distribution_is_sb3_contribs() -> None:
+    """Entropies, log-probabilities and their gradients equal those of sb3-contrib's distribution,
+    deterministic actions its mode, on observations where some actions are masked."""
+    learner = model(SkyjoPolicy)
+    ours = learner.policy
+    observations, masks = batch(learner.env)
+    assert not masks.all()
+    actions = torch.as_tensor(np.argmax(masks, axis=1))
+    mine = ours.evaluate_actions(observations, actions, action_masks=masks)
+    theirs = super(SkyjoPolicy, ours).evaluate_actions(observations, actions, action_masks=masks)
+    for a, b in zip(mine, theirs):
+        assert torch.equal(a, b)
+    grads = []
+    for values, log_prob, entropy in (mine, theirs):
+        ours.zero_grad()
+        (values.sum() + log_prob.sum() + entropy.sum()).backward(retain_graph=True)
+        grads.append([p.grad.clone() for p in ours.parameters()])
+    assert all(torch.equal(a, b) for a, b in zip(*grads))
+    with torch.no_grad():
+        chosen, _, _ = ours(observations, deterministic=True, action_masks=masks)
+        mode = ours.get_distribution(observations, action_masks=masks).mode()
+    assert torch.equal(chosen, mode) and masks[np.arange(len(masks)), chosen.numpy()].all()
 
 
 def test_bfloat16_hidden_layers_give_the_float32_policy_to_rounding() -> None:

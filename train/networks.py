@@ -1,7 +1,10 @@
 """The torch actor-critic of PPO training: sb3-contrib's masked MLP policy, with a choice of the
 arithmetic of its hidden layers.
 
-``float32`` is sb3-contrib's ``MlpPolicy`` itself (same layers, same initial weights). ``bfloat16``
+``float32`` is sb3-contrib's ``MlpPolicy`` itself (same layers, same initial weights, and bit for
+bit the same actions, log-probabilities, entropies and gradients: ``tests/test_networks.py``), in
+fewer torch calls: the masked distribution is computed once as plain tensors (sb3-contrib builds a
+``Categorical`` twice per call, checking its arguments each time). ``bfloat16``
 runs the hidden layers, which hold nearly all of the arithmetic, under ``torch.autocast`` in
 bfloat16; the weights, the action and value heads, the distribution and the loss stay float32.
 Where the processor multiplies bfloat16 in hardware (AVX-512 BF16 on x86; ``bfloat16_supported``)
@@ -15,6 +18,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+import numpy as np
 import torch
 from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 from stable_baselines3.common.torch_layers import MlpExtractor
@@ -59,6 +63,22 @@ class BFloat16Layers(MlpExtractor):
             return self.value_net(features).float()
 
 
+#: The logit sb3-contrib gives a masked action.
+MASKED_LOGIT = -1e8
+
+
+def masked_log_probs(logits: torch.Tensor, masks: torch.Tensor | np.ndarray) -> tuple[torch.Tensor, torch.Tensor]:
+    """``(log-probabilities, masks)`` of the masked categorical distribution over ``logits`` ``(n, k)``.
+
+    The arithmetic of sb3-contrib's ``MaskableCategorical``, step for step so that the results are
+    bit for bit its ``logits``: normalise, give masked actions :data:`MASKED_LOGIT`, normalise again.
+    """
+    normalised = logits - logits.logsumexp(-1, keepdim=True)
+    masks = torch.as_tensor(masks, dtype=torch.bool, device=logits.device).reshape(normalised.shape)
+    masked = torch.where(masks, normalised, torch.tensor(MASKED_LOGIT, dtype=logits.dtype, device=logits.device))
+    return masked - masked.logsumexp(-1, keepdim=True), masks
+
+
 class SkyjoPolicy(MaskableActorCriticPolicy):
     """sb3-contrib's ``MlpPolicy`` with ``precision`` ("float32" or "bfloat16") for its hidden layers."""
 
@@ -67,6 +87,40 @@ class SkyjoPolicy(MaskableActorCriticPolicy):
             raise ValueError(f"precision={precision!r} is not allowed; use 'float32' or 'bfloat16'")
         self.precision = precision
         super().__init__(*args, **kwargs)
+
+    def _latents(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """The actor's and the critic's last hidden layers."""
+        features = self.extract_features(obs)
+        if self.share_features_extractor:
+            return self.mlp_extractor(features)
+        pi_features, vf_features = features
+        return self.mlp_extractor.forward_actor(pi_features), self.mlp_extractor.forward_critic(vf_features)
+
+    def forward(
+        self, obs: torch.Tensor, deterministic: bool = False, action_masks: np.ndarray | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Actions (sampled as ``Categorical.sample`` does, from the same random draws), values and
+        log-probabilities of the actions, as sb3-contrib's policy gives them."""
+        if action_masks is None:
+            return super().forward(obs, deterministic)
+        latent_pi, latent_vf = self._latents(obs)
+        log_probs, _ = masked_log_probs(self.action_net(latent_pi), action_masks)
+        probs = log_probs.softmax(-1)
+        actions = probs.argmax(dim=1) if deterministic else torch.multinomial(probs, 1, True).T.reshape(-1)
+        return actions, self.value_net(latent_vf), log_probs.gather(-1, actions.unsqueeze(-1)).squeeze(-1)
+
+    def evaluate_actions(
+        self, obs: torch.Tensor, actions: torch.Tensor, action_masks: torch.Tensor | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
+        """Values, log-probabilities and entropies of ``actions`` (the PPO loss's inputs), as
+        sb3-contrib's policy gives them."""
+        if action_masks is None:
+            return super().evaluate_actions(obs, actions)
+        latent_pi, latent_vf = self._latents(obs)
+        log_probs, masks = masked_log_probs(self.action_net(latent_pi), action_masks)
+        log_prob = log_probs.gather(-1, actions.long().unsqueeze(-1)).squeeze(-1)
+        p_log_p = torch.where(masks, log_probs * log_probs.softmax(-1), torch.tensor(0.0, device=log_probs.device))
+        return self.value_net(latent_vf), log_prob, -p_log_p.sum(-1)
 
     def _build_mlp_extractor(self) -> None:
         layers = BFloat16Layers if self.precision == "bfloat16" else MlpExtractor
