@@ -89,7 +89,8 @@ class SkyjoPolicy(MaskableActorCriticPolicy):
         if precision not in ("float32", "bfloat16"):
             raise ValueError(f"precision={precision!r} is not allowed; use 'float32' or 'bfloat16'")
         self.precision = precision
-        if kwargs.get("optimizer_kwargs") is None and kwargs.get("optimizer_class", torch.optim.Adam) is torch.optim.Adam:
+        adam = kwargs.get("optimizer_class", torch.optim.Adam) is torch.optim.Adam
+        if adam and kwargs.get("optimizer_kwargs") is None:
             kwargs["optimizer_kwargs"] = {"eps": 1e-5, "fused": True}  # sb3's Adam settings, in one fused call
         super().__init__(*args, **kwargs)
 
