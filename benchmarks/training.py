@@ -5,10 +5,13 @@ the main job at commit 4d242ec (2 players, counting's advice, opponents counting
 and self-play 0.3, learning rate 1e-4 constant), so that a commit of then and one of now play the
 same games at each commit's own default batch layout, epochs and precision; from scratch (no warm
 start: the PPO phase is what is measured) for ``--steps`` learner steps (sb3 rounds them up to whole
-rollouts; the figures divide by the steps made), without evaluations, and
-times, in the same process, the rollout collection and the PPO update, and within the collection
-the vector env's step (opponents and advice included), the counting heuristic's cost model
-(opponents and advice alike), and the numpy networks of self-play snapshots. With ``--commit REV``
+rollouts; the figures divide by the steps made), without evaluations. Steps per second are the
+steps made over the wall time of the PPO phase (``Run.learn``). Within it the script times, in the
+main process, the rollout collection and the PPO update (with ``--overlap``, where the update runs
+in a process of its own during the next rollout, the time the main process waits for it), and
+within the collection the vector env's step (opponents and advice included), the counting
+heuristic's cost model (opponents and advice alike), and the numpy networks of self-play
+snapshots. With ``--commit REV``
 it measures the code of that commit the same way, in the same run, and prints the ratio of the two;
 each measurement runs in a process of its own. ``skyjo train`` flags after ``--`` are added to this
 checkout's recipe (``--baseline`` then measures this checkout without them, in the same run), to
@@ -67,8 +70,13 @@ def timed(label, *paths):
                 spent["steps"] = args[0].num_timesteps
     setattr(owner, attr, wrapper)
 
+timed("learning", "skyjo_env.train.ppo.Run:learn", "train.ppo.Run:learn")
 timed("collection", "sb3_contrib.ppo_mask.ppo_mask.MaskablePPO:collect_rollouts")
 timed("update", "sb3_contrib.ppo_mask.ppo_mask.MaskablePPO:train")
+try:  # updates overlapped with the rollouts (from the commit that brought them): the time spent waiting for them
+    timed("update", "skyjo_env.train.overlap.OverlappedPPO:train")
+except (ImportError, AttributeError):
+    pass
 timed("env step", "skyjo_env.train.advised_env.AdvisedVecEnv:step_wait", "train.advised_env.AdvisedVecEnv:step_wait")
 timed("counting costs", "skyjo_env.agents.counting.CountingPolicy:costs", "agents.counting.CountingPolicy:costs")
 timed("snapshot networks", "skyjo_env.agents.mlp_policy.MLPPolicy:__call__", "agents.mlp_policy.MLPPolicy:__call__")
@@ -119,7 +127,7 @@ def commit_tree(rev: str, work: Path) -> Path:
 
 def report(name: str, spent: dict[str, float]) -> None:
     print(f"{name}: {spent['steps_per_s']:,.0f} PPO steps/s ({spent['steps']:,.0f} steps, "
-          f"{spent['collection_and_update']:.1f} s of learning; {spent['total']:.1f} s in all)")  # fmt: skip
+          f"{spent['learning']:.1f} s of learning; {spent['total']:.1f} s in all)")  # fmt: skip
     for part in ("collection", "env step", "counting costs", "snapshot networks", "update"):
         print(f"  {part:<18} {spent.get(part, 0.0):7.1f} s")
 
@@ -155,8 +163,7 @@ def main() -> None:
         None, args.steps, args.train_flags
     )
     for name, spent in results.items():
-        spent["collection_and_update"] = spent["collection"] + spent["update"]
-        spent["steps_per_s"] = spent["steps"] / spent["collection_and_update"]
+        spent["steps_per_s"] = spent["steps"] / spent["learning"]
         report(name, spent)
     if len(results) == 2:
         base, new = (r["steps_per_s"] for r in results.values())

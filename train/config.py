@@ -145,9 +145,13 @@ class TrainConfig:
     """Arithmetic of the torch networks' hidden layers: 'float32', 'bfloat16' (faster PPO updates
     where the processor multiplies bfloat16 in hardware; weights, heads and loss stay float32) or
     'auto' (bfloat16 where the processor has it, else float32)."""
+    overlap: bool = False
+    """Run each PPO update in a second process, on one torch thread, while the games play the next
+    rollout on the other core with the weights of the update before (a lag of one update);
+    --no-overlap: sb3-contrib's MaskablePPO, updating in turn with the rollouts."""
     update_threads: int = 2
-    """Torch threads of the PPO update, while the games wait; collecting rollouts uses one (thread
-    pools spin against the games' numpy work)."""
+    """Torch threads of the PPO update when it takes turns with the rollouts (--no-overlap), which
+    use one (thread pools spin against the games' numpy work)."""
     eval_every: int = 1_000_000
     """Learner steps between evaluations against each heuristic (0: only at the end)."""
     eval_games: int = 1000

@@ -32,6 +32,7 @@ from skyjo_env.train.advised_env import AdvisedVecEnv
 from skyjo_env.train.config import CHECKPOINT, SELF, TrainConfig
 from skyjo_env.train.imitation import clone, collect, concatenate
 from skyjo_env.train.networks import ACTIVATIONS, SkyjoPolicy, resolve_precision
+from skyjo_env.train.overlap import OverlappedPPO
 from skyjo_env.train.progress import Progress
 from skyjo_env.train.selfplay import OpponentPool, snapshot
 from skyjo_env.train.shaping import ShapedReward
@@ -231,7 +232,7 @@ class Run:
         else:
             if overwrite:
                 remove_run_files(self.out)
-            self.model = MaskablePPO(
+            self.model = self._learner(
                 SkyjoPolicy,
                 self.venv,
                 **self._hyperparameters(),
@@ -327,14 +328,19 @@ class Run:
             settings["learning_rate"] = LinearSchedule(c.learning_rate)
         return settings
 
+    @property
+    def _learner(self) -> type[MaskablePPO]:
+        """sb3-contrib's MaskablePPO, or its subclass whose updates overlap the rollouts."""
+        return OverlappedPPO if self.config.overlap else MaskablePPO
+
     def _resume(self, folder: Path) -> MaskablePPO:
         """The checkpoint's model (pool loaded too)."""
         if not (folder / "model.zip").is_file():
             raise ValueError(f"{folder} is not a checkpoint folder: it has no model.zip")
         try:
-            model = MaskablePPO.load(folder / "model.zip", env=self.venv, tensorboard_log=str(self.out / "tensorboard"),
-                                     custom_objects={**self._hyperparameters(), "policy_class": SkyjoPolicy,
-                                                     "policy_kwargs": self.policy_kwargs})  # fmt: skip
+            model = self._learner.load(folder / "model.zip", env=self.venv, tensorboard_log=str(self.out / "tensorboard"),
+                                       custom_objects={**self._hyperparameters(), "policy_class": SkyjoPolicy,
+                                                       "policy_kwargs": self.policy_kwargs})  # fmt: skip
         except Exception as exc:  # SB3 raises many kinds on a damaged zip
             raise ValueError(f"cannot load checkpoint {folder / 'model.zip'}: {exc}") from exc
         self.pool.load(folder / "pool")
@@ -345,7 +351,9 @@ class Run:
         c = self.config
         done = int(self.model.num_timesteps)
         progress = Progress(c.total_timesteps, "PPO", "steps", enabled=self.show_progress, start=done)
-        callbacks: list[BaseCallback] = [ProgressCallback(progress), UpdateThreads(c.update_threads)]
+        callbacks: list[BaseCallback] = [ProgressCallback(progress)]
+        if not c.overlap:  # an overlapped update has a process and a core of its own
+            callbacks.append(UpdateThreads(c.update_threads))
         if SELF in c.opponents:
             callbacks.append(Every(c.snapshot_every, self.add_snapshot))
         if c.eval_every:
