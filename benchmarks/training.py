@@ -5,7 +5,9 @@ the main job at commit 4d242ec (2 players, counting's advice, opponents counting
 and self-play 0.3, learning rate 1e-4 constant), so that a commit of then and one of now play the
 same games at each commit's own default batch layout, epochs and precision; from scratch (no warm
 start: the PPO phase is what is measured) for ``--steps`` learner steps (sb3 rounds them up to whole
-rollouts; the figures divide by the steps made), without evaluations. Steps per second are the
+rollouts; the figures divide by the steps made), without evaluations. The default million steps
+fill the self-play pool to five snapshots and make the start of the update process (``--overlap``,
+the default) a small part, as in the main job. Steps per second are the
 steps made over the wall time of the PPO phase (``Run.learn``). Within it the script times, in the
 main process, the rollout collection and the PPO update (with ``--overlap``, where the update runs
 in a process of its own during the next rollout, the time the main process waits for it), and
@@ -17,7 +19,7 @@ each measurement runs in a process of its own. ``skyjo train`` flags after ``--`
 checkout's recipe (``--baseline`` then measures this checkout without them, in the same run), to
 time a recipe change:
 
-    python benchmarks/training.py [--steps 300000] [--commit REV | --baseline] [-- TRAIN FLAGS...]
+    python benchmarks/training.py [--steps 1000000] [--commit REV | --baseline] [-- TRAIN FLAGS...]
 
 Figures are wall-clock seconds on a shared machine: run it on an idle one and compare within a run.
 An older commit runs with this venv's packages: commit 4d242ec's code also imports tqdm and rich,
@@ -134,7 +136,7 @@ def report(name: str, spent: dict[str, float]) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--steps", type=int, default=300_000, help="PPO learner steps to time (default 300,000)")
+    parser.add_argument("--steps", type=int, default=1_000_000, help="PPO learner steps to time (default 1,000,000)")
     baseline = parser.add_mutually_exclusive_group()
     baseline.add_argument(
         "--commit", default=None, metavar="REV", help="also measure the code of this commit, as a baseline"

@@ -26,14 +26,16 @@ def small_config(out: Path, **overrides) -> TrainConfig:
         total_timesteps=4096, num_envs=32, n_steps=32, batch_size=256, net_arch=[32, 32],
         opponents={"random": 0.5, "self": 0.5}, snapshot_every=2048, eval_every=0, eval_games=20,
         eval_opponents=["random"], checkpoint_every=0, warm_start=None, advice=None, out_dir=str(out),
+        overlap=False,  # updates in turn: no update process per test (tests/test_overlap.py has the overlapped path)
     )  # fmt: skip
     options.update(overrides)
     return TrainConfig(**options)
 
 
-def test_short_training_improves_the_win_rate_against_random(tmp_path: Path) -> None:
+@pytest.mark.parametrize("overlap", [True, False], ids=["overlapped", "in-turn"])
+def test_short_training_improves_the_win_rate_against_random(tmp_path: Path, overlap: bool) -> None:
     config = small_config(tmp_path, total_timesteps=60_000, num_envs=64, batch_size=512, net_arch=[64, 64],
-                          opponents={"random": 1.0}, learning_rate=1e-3)  # fmt: skip
+                          opponents={"random": 1.0}, learning_rate=1e-3, overlap=overlap)  # fmt: skip
     run = Run(config)
 
     def win_rate() -> float:

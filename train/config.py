@@ -84,7 +84,7 @@ class TrainConfig:
     (skyjo_env.observation); the learner takes a random seat each game."""
     rules: dict[str, Any] = field(default_factory=dict)
     """Rule options besides the player count (``Rules`` fields: column_rule, end_score, ...)."""
-    total_timesteps: int = 10_000_000
+    total_timesteps: int = 15_500_000
     """Learner actions to train for."""
     num_envs: int = 512
     """Games stepped together in the batched vector env (a rollout is num_envs x n_steps learner steps)."""
@@ -145,7 +145,7 @@ class TrainConfig:
     """Arithmetic of the torch networks' hidden layers: 'float32', 'bfloat16' (faster PPO updates
     where the processor multiplies bfloat16 in hardware; weights, heads and loss stay float32) or
     'auto' (bfloat16 where the processor has it, else float32)."""
-    overlap: bool = False
+    overlap: bool = True
     """Run each PPO update in a second process, on one torch thread, while the games play the next
     rollout on the other core with the weights of the update before (a lag of one update);
     --no-overlap: sb3-contrib's MaskablePPO, updating in turn with the rollouts."""
