@@ -3,7 +3,8 @@
 # environment, and use it from a folder of the user's own that holds an `agents/` package and a
 # `train.py` (names the library must neither import nor shadow). Checks that the wheel installs no
 # top-level module but skyjo_env, that `skyjo --help` and a tournament with a plug-in agent given by
-# file path work with the core dependencies only, and that the README's Python examples run.
+# file path work with the core dependencies only, and that the README's Python examples and a short
+# training run work.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -53,4 +54,9 @@ for block in blocks:
     exec(compile(block, "README.md", "exec"), namespace)
 print(f"check_wheel: {len(blocks)} README examples ran against the installed wheel")
 EOF
+# A short training run from the user's folder, its output sent to a log (each PPO update runs in a
+# process of its own, started as python -m skyjo_env.train.overlap: it must not run the user's train.py).
+"$work/venv/bin/skyjo" train --warm-start none --total-timesteps 8192 --num-envs 64 --eval-every 0 --eval-games 10 \
+    --final-games 10 --out run > train.log 2>&1
+grep -q "agent: run/agent.npz" train.log
 echo "check_wheel: ok"
