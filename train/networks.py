@@ -6,7 +6,7 @@ distribution and loss) in fewer and faster torch calls: the masked distribution 
 over the legal actions (:func:`masked_distribution`), and Adam is torch's fused implementation.
 Both change only the rounding: log-probabilities and entropies agree with sb3-contrib's to about
 1e-6, and an update of the same rollout moves the weights as sb3-contrib does to about 1e-5
-(``tests/test_networks.py``); together they take about a quarter off the PPO update. ``bfloat16``
+(``tests/test_networks.py``); together they take a sixth to a fifth off the PPO update (docs/speed.md). ``bfloat16``
 runs the hidden layers, which hold nearly all of the arithmetic, under ``torch.autocast`` in
 bfloat16; the weights, the action and value heads, the distribution and the loss stay float32.
 Where the processor multiplies bfloat16 in hardware (AVX-512 BF16 on x86; ``bfloat16_supported``)
