@@ -7,14 +7,13 @@ same games at each commit's own default batch layout, epochs and precision; from
 start: the PPO phase is what is measured) for ``--steps`` learner steps (sb3 rounds them up to whole
 rollouts; the figures divide by the steps made), without evaluations. The default million steps
 fill the self-play pool to five snapshots and make the start of the update process (``--overlap``,
-the default) a small part, as in the main job. Steps per second are the
-steps made over the wall time of the PPO phase (``Run.learn``). Within it the script times, in the
-main process, the rollout collection and the PPO update (with ``--overlap``, where the update runs
-in a process of its own during the next rollout, the time the main process waits for it), and
-within the collection the vector env's step (opponents and advice included), the counting
-heuristic's cost model (opponents and advice alike), and the numpy networks of self-play
-snapshots. With ``--commit REV``
-it measures the code of that commit the same way, in the same run, and prints the ratio of the two;
+the default) a small part, as in the main job. Steps per second are the steps made over the wall
+time of the PPO phase (``Run.learn``). Within it the script times, in the main process, the rollout
+collection and the PPO update (with ``--overlap``, where the update runs in a process of its own
+during the next rollout, the time the main process waits for it), and within the collection the
+vector env's step (opponents and advice included), the counting heuristic's cost model (opponents
+and advice alike), and the numpy networks of self-play snapshots. With ``--commit REV`` it measures
+the code of that commit the same way, in the same run, and prints the ratio of the two;
 each measurement runs in a process of its own. ``skyjo train`` flags after ``--`` are added to this
 checkout's recipe (``--baseline`` then measures this checkout without them, in the same run), to
 time a recipe change:

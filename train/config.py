@@ -150,8 +150,8 @@ class TrainConfig:
     rollout on the other core with the weights of the update before (a lag of one update);
     --no-overlap: sb3-contrib's MaskablePPO, updating in turn with the rollouts."""
     update_threads: int = 2
-    """Torch threads of the PPO update when it takes turns with the rollouts (--no-overlap), which
-    use one (thread pools spin against the games' numpy work)."""
+    """Torch threads of the warm start's fitting and of the PPO update when it takes turns with the
+    rollouts (--no-overlap); the rollouts use one (thread pools spin against the games' numpy work)."""
     eval_every: int = 1_000_000
     """Learner steps between evaluations against each heuristic (0: only at the end)."""
     eval_games: int = 1000
