@@ -19,3 +19,15 @@ class Policy(Protocol):
     name: str
 
     def __call__(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray: ...
+
+
+@runtime_checkable
+class PricedPolicy(Policy, Protocol):
+    """A policy that prices every action and plays the legal one of lowest cost (lowest id on ties).
+
+    ``costs(observations)`` gives ``(N, 26)`` float32 costs (lower is better; only legal actions are
+    meaningful). The counting heuristic is one; a warm start fits a network to such a teacher's
+    softened choices (:func:`skyjo_env.train.imitation.soft_targets`).
+    """
+
+    def costs(self, observations: np.ndarray) -> np.ndarray: ...

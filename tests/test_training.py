@@ -142,7 +142,7 @@ def test_config_rejects_bad_values_with_the_field_name(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="advice"):
         TrainConfig(advice="oracle")
     for name, value in (("reward_scale", 0.0), ("learning_rate", -1e-4), ("clip_range", 0.0), ("ent_coef", -0.1),
-                        ("gamma", 1.5), ("gae_lambda", -0.5)):  # fmt: skip
+                        ("gamma", 1.5), ("gae_lambda", -0.5), ("warm_start_temperature", -1.0)):  # fmt: skip
         with pytest.raises(ValueError, match=name):
             TrainConfig(**{name: value})
     with pytest.raises(ValueError, match="unknown opponent"):

@@ -114,6 +114,11 @@ class TrainConfig:
     """Teacher turns the warm start clones."""
     warm_start_epochs: int = 3
     """Passes of the warm start over those turns."""
+    warm_start_temperature: float = 1.0
+    """Soften the warm start (points): with a teacher that prices its actions (counting), fit the actor
+    to exp(-cost / T) over the legal actions, not to the teacher's choice alone, so that its favourite
+    stays the teacher's while PPO still tries the moves it rates nearly as good; 0 (or a teacher that
+    does not price its actions): the teacher's choices."""
     learning_rate: float = 2e-4
     """PPO learning rate (at the start, with a linear schedule)."""
     learning_rate_schedule: Literal["constant", "linear"] = "linear"
@@ -197,7 +202,7 @@ class TrainConfig:
         for name in ("reward_scale", "learning_rate", "clip_range", "max_grad_norm"):
             if not getattr(self, name) > 0:
                 raise ValueError(f"{name}={getattr(self, name)!r} is not allowed; use a positive number")
-        for name in ("ent_coef", "vf_coef"):
+        for name in ("ent_coef", "vf_coef", "warm_start_temperature"):
             if not getattr(self, name) >= 0:
                 raise ValueError(f"{name}={getattr(self, name)!r} is not allowed; use a number >= 0")
         if not (0 < self.gamma <= 1 and 0 <= self.gae_lambda <= 1):

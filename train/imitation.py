@@ -7,6 +7,14 @@ observations, masks, actions and discounted returns, and then fits the actor to 
 actions (cross-entropy under the mask) and the critic to the returns (squared error). PPO then
 improves on the teacher instead of starting from a uniform policy.
 
+A teacher that prices its actions (:class:`~skyjo_env.agents.base.PricedPolicy`, e.g. counting) can
+be cloned *softened*: with a ``temperature`` of ``T`` points the actor is fitted to the Boltzmann
+policy ``exp(-cost / T)`` over the legal actions (:func:`soft_targets`) instead of the teacher's one
+choice. Its favourite moves stay the teacher's, but moves the teacher rates nearly as good keep some
+probability, so PPO still tries them: a clone of the choice alone puts all but about 1e-4 of its
+probability on one move, and PPO, which learns only from the moves it samples, then hardly moves
+(docs/shipped-agents.md#the-main-job).
+
 Only turns of games that ended inside the collection window are kept, so every return is exact.
 """
 
@@ -14,7 +22,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import numpy as np
 import torch
@@ -22,20 +30,25 @@ from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 
 from skyjo_env.actions import NUM_ACTIONS
 from skyjo_env.agents.advice import ADVICE_SIZE, with_advice
-from skyjo_env.agents.base import Policy
+from skyjo_env.agents.base import Policy, PricedPolicy
+from skyjo_env.agents.view import argmin_legal
 from skyjo_env.learner_games import LearnerGames
 from skyjo_env.observation import obs_size, pad
 from skyjo_env.rules import Rules
+from skyjo_env.train.networks import SkyjoPolicy
 
 
 @dataclass
 class Demonstrations:
-    """Learner turns of a teacher: ``observations (n, D)``, ``masks (n, 26)``, ``actions (n,)``, ``returns (n,)``."""
+    """Learner turns of a teacher: ``observations (n, D)``, ``masks (n, 26)``, ``actions (n,)``, ``returns (n,)``
+    and ``targets (n, 26)``, the action probabilities the actor is fitted to (the one-hot of the
+    teacher's action, or its softened choice)."""
 
     observations: np.ndarray
     masks: np.ndarray
     actions: np.ndarray
     returns: np.ndarray
+    targets: np.ndarray
 
     def __len__(self) -> int:
         return len(self.actions)
@@ -52,6 +65,7 @@ def collect(
     reward_scale: float = 0.1,
     advice: str | None = None,
     obs_type: str = "table",
+    temperature: float = 0.0,
     seed: int = 0,
     progress: Callable[[int], None] | None = None,
 ) -> Demonstrations:
@@ -61,8 +75,13 @@ def collect(
     ``samples // 500`` games (1 to 1024), so that most of the window lies in finished games.
     With ``advice``, the recorded observations carry that heuristic's advice (:mod:`skyjo_env.agents.advice`,
     under ``rules``); ``obs_type="padded"`` records padded observations (the teacher plays from the
-    table ones). ``progress(turns)`` is told the turns collected so far after every step.
+    table ones). With ``temperature`` > 0 and a teacher that prices its actions, the targets are its
+    softened choices (:func:`soft_targets`); otherwise the one-hot of its actions.
+    ``progress(turns)`` is told the turns collected so far after every step.
     """
+    if not temperature >= 0:
+        raise ValueError(f"temperature={temperature!r} is not allowed; use 0 (the teacher's actions) or more")
+    pricer = teacher if temperature > 0 and isinstance(teacher, PricedPolicy) else None
     if num_envs is None:
         num_envs = min(1024, max(1, samples // 500))
     if samples < num_envs:
@@ -73,12 +92,19 @@ def collect(
     observations = np.zeros((steps, num_envs, width), dtype=np.float32)
     masks = np.zeros((steps, num_envs, NUM_ACTIONS), dtype=bool)
     actions = np.zeros((steps, num_envs), dtype=np.int64)
+    targets = np.zeros((steps, num_envs, NUM_ACTIONS), dtype=np.float32)
     rewards = np.zeros((steps, num_envs), dtype=np.float32)
     dones = np.zeros((steps, num_envs), dtype=bool)
     obs = games.reset()
     for t in range(steps):
         masks[t] = games.action_masks()
-        actions[t] = teacher(obs, masks[t])
+        if pricer is not None:  # it plays the cheapest legal action: priced once, for the action and the targets
+            costs = pricer.costs(obs)
+            actions[t] = argmin_legal(costs, masks[t])
+            targets[t] = soft_targets(costs, masks[t], temperature)
+        else:
+            actions[t] = teacher(obs, masks[t])
+            targets[t, np.arange(num_envs), actions[t]] = 1.0
         seen = obs if obs_type == "table" else pad(obs, rules.num_players)
         observations[t] = with_advice(advice, seen, masks[t], rules) if advice else seen
         obs, rewards[t], dones[t], _ = games.step(actions[t])
@@ -92,18 +118,26 @@ def collect(
     # A turn counts only if its game ended inside the window (else its return is cut short).
     last_end = np.where(dones.any(axis=0), steps - 1 - np.argmax(dones[::-1], axis=0), -1)
     keep = np.arange(steps)[:, None] <= last_end[None, :]
-    return Demonstrations(observations[keep], masks[keep], actions[keep], returns[keep])
+    return Demonstrations(observations[keep], masks[keep], actions[keep], returns[keep], targets[keep])
+
+
+def soft_targets(costs: np.ndarray, action_masks: np.ndarray, temperature: float) -> np.ndarray:
+    """``(n, 26)`` float32: the Boltzmann policy ``exp(-cost / temperature)``, normalised over each
+    row's legal actions (0 for the illegal ones); each row must allow one action."""
+    masks = np.asarray(action_masks, dtype=bool)
+    priced = np.where(masks, costs, np.inf)
+    regret = priced - priced.min(axis=1, keepdims=True)  # 0 for the teacher's favourites, inf where illegal
+    weights = np.exp(-regret / temperature)
+    return (weights / weights.sum(axis=1, keepdims=True)).astype(np.float32)
 
 
 def concatenate(parts: list[Demonstrations]) -> Demonstrations:
     """The turns of several collections as one."""
-    return Demonstrations(
-        *(np.concatenate([getattr(d, f) for d in parts]) for f in ("observations", "masks", "actions", "returns"))
-    )
+    return Demonstrations(*(np.concatenate([getattr(d, f.name) for d in parts]) for f in fields(Demonstrations)))
 
 
 def clone(
-    policy: MaskableActorCriticPolicy,
+    policy: SkyjoPolicy,
     demos: Demonstrations,
     *,
     epochs: int = 10,
@@ -113,18 +147,19 @@ def clone(
     seed: int = 0,
     progress: Callable[[float], None] | None = None,
 ) -> list[dict[str, float]]:
-    """Fit ``policy``'s actor to the teacher's actions and its critic to the returns.
+    """Fit ``policy``'s actor to the demonstrations' targets (cross-entropy; for one-hot targets, the
+    teacher's actions) and its critic to the returns.
 
     One-cycle learning-rate schedule peaking at ``learning_rate``; a separate optimiser, so the
     PPO optimiser starts fresh. Returns per epoch the mean losses and the share of turns where
-    the actor's most likely action is the teacher's (``agreement``, on up to 50,000 turns).
+    the actor's most likely action is one the targets rate highest (``agreement``, on up to 50,000 turns).
     ``progress(epochs)`` is told the epochs done (fractions of one included) after every minibatch.
     """
     if len(demos) < batch_size:
         raise ValueError(f"{len(demos)} demonstrations are fewer than one batch of {batch_size}")
     generator = torch.Generator().manual_seed(seed)
-    obs, masks, actions, returns = (
-        torch.as_tensor(x) for x in (demos.observations, demos.masks, demos.actions, demos.returns)
+    obs, masks, targets, returns = (
+        torch.as_tensor(x) for x in (demos.observations, demos.masks, demos.targets, demos.returns)
     )
     batches = len(demos) // batch_size
     optimizer = torch.optim.Adam(policy.parameters(), lr=learning_rate)
@@ -137,8 +172,8 @@ def clone(
         actor_loss = critic_loss = 0.0
         for b in range(batches):
             idx = order[b * batch_size : (b + 1) * batch_size]
-            values, log_prob, _ = policy.evaluate_actions(obs[idx], actions[idx], action_masks=masks[idx])
-            pi = -log_prob.mean()
+            values, log_probs = policy.values_and_log_probs(obs[idx], masks[idx])
+            pi = -(targets[idx] * log_probs).sum(-1).mean()  # illegal actions: target 0, log-probability finite
             vf = torch.nn.functional.mse_loss(values.flatten(), returns[idx])
             optimizer.zero_grad()
             (pi + vf_coef * vf).backward()
@@ -160,10 +195,12 @@ def clone(
 
 
 def agreement(policy: MaskableActorCriticPolicy, demos: Demonstrations, limit: int = 50_000) -> float:
-    """Share of the first ``limit`` turns where the actor's most likely legal action is the teacher's."""
+    """Share of the first ``limit`` turns where the actor's most likely legal action is one the
+    targets rate highest (for one-hot targets: the teacher's action)."""
     n = min(limit, len(demos))
     with torch.no_grad():
         dist = policy.get_distribution(torch.as_tensor(demos.observations[:n]), action_masks=demos.masks[:n])
         probs: torch.Tensor = dist.distribution.probs  # type: ignore[union-attr]  # a Categorical for Discrete actions
         chosen = probs.argmax(dim=1).numpy()
-    return float(np.mean(chosen == demos.actions[:n]))
+    targets = demos.targets[:n]
+    return float(np.mean(targets[np.arange(n), chosen] >= targets.max(axis=1)))

@@ -121,10 +121,25 @@ class SkyjoPolicy(MaskableActorCriticPolicy):
         """Values, log-probabilities and entropies of ``actions``: the PPO loss's inputs."""
         if action_masks is None:
             return super().evaluate_actions(obs, actions)
+        values, log_probs, probs = self._evaluate(obs, action_masks)
+        log_prob = log_probs.gather(-1, actions.long().unsqueeze(-1)).squeeze(-1)
+        return values, log_prob, -(probs * log_probs).sum(-1)
+
+    def values_and_log_probs(
+        self, obs: torch.Tensor, action_masks: torch.Tensor | np.ndarray
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Values ``(n, 1)`` and the log-probabilities ``(n, 26)`` of every action (finite, and not
+        meaningful, for the masked ones): what a warm start fits (:mod:`skyjo_env.train.imitation`)."""
+        values, log_probs, _ = self._evaluate(obs, action_masks)
+        return values, log_probs
+
+    def _evaluate(
+        self, obs: torch.Tensor, action_masks: torch.Tensor | np.ndarray
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Values, log-probabilities and probabilities of every action (:func:`masked_distribution`)."""
         latent_pi, latent_vf = self._latents(obs)
         log_probs, probs = masked_distribution(self.action_net(latent_pi), action_masks)
-        log_prob = log_probs.gather(-1, actions.long().unsqueeze(-1)).squeeze(-1)
-        return self.value_net(latent_vf), log_prob, -(probs * log_probs).sum(-1)
+        return self.value_net(latent_vf), log_probs, probs
 
     def _build_mlp_extractor(self) -> None:
         layers = BFloat16Layers if self.precision == "bfloat16" else MlpExtractor

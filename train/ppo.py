@@ -26,6 +26,7 @@ from stable_baselines3.common.vec_env import VecEnv
 from threadpoolctl import threadpool_limits
 
 from skyjo_env.agents import specs
+from skyjo_env.agents.base import PricedPolicy
 from skyjo_env.agents.mlp_policy import MLPPolicy
 from skyjo_env.sb3_vec_env import SkyjoSB3VecEnv
 from skyjo_env.train.advised_env import AdvisedVecEnv
@@ -255,29 +256,32 @@ class Run:
     def warm_start(self) -> None:
         """Behaviour-clone the teacher ``config.warm_start`` into the fresh model (``warm_start.json``)."""
         c = self.config
-        epochs = f"{c.warm_start_epochs} epoch" + ("" if c.warm_start_epochs == 1 else "s")
-        self.say(f"warm start: cloning {c.warm_start}'s play ({c.warm_start_samples:,} turns, {epochs})")
         counts = c.player_counts
+        teachers = [specs.make(c.warm_start, rules=c.table_rules(p), seed=c.seed + k) for k, p in enumerate(counts)]
+        temperature = c.warm_start_temperature if isinstance(teachers[0], PricedPolicy) else 0.0
+        epochs = f"{c.warm_start_epochs} epoch" + ("" if c.warm_start_epochs == 1 else "s")
+        softened = f", softened at {temperature:g} point" + ("" if temperature == 1 else "s") if temperature else ""
+        self.say(f"warm start: cloning {c.warm_start}'s play ({c.warm_start_samples:,} turns, {epochs}{softened})")
         share = c.warm_start_samples // len(counts)  # each table size's turns
         parts = []
         with Progress(share * len(counts), "warm start: collecting", "turns", enabled=self.show_progress) as bar:
-            for k, players in enumerate(counts):
-                rules = c.table_rules(players)
-                teacher = specs.make(c.warm_start, rules=rules, seed=c.seed + k)
+            for k, (players, teacher) in enumerate(zip(counts, teachers)):
                 done = k * share  # turns of the earlier table sizes
 
                 def report(turns: int, done: int = done) -> None:
                     bar.set(done + turns)
 
-                parts.append(collect(teacher, rules, share, gamma=c.gamma, reward=c.reward,
-                                     reward_scale=c.reward_scale, advice=c.advice, seed=c.seed + 1 + k,
-                                     obs_type="padded" if c.mixed else "table", progress=report))  # fmt: skip
+                parts.append(collect(teacher, c.table_rules(players), share, gamma=c.gamma, reward=c.reward,
+                                     reward_scale=c.reward_scale, advice=c.advice, obs_type="padded" if c.mixed else "table",
+                                     temperature=temperature, seed=c.seed + 1 + k, progress=report))  # fmt: skip
         demos = concatenate(parts)
         with Progress(c.warm_start_epochs, "warm start: fitting", "epochs", enabled=self.show_progress) as bar:
             torch.set_num_threads(c.update_threads)  # fitting is torch alone: the games wait
-            history = clone(self.model.policy, demos, epochs=c.warm_start_epochs, seed=c.seed, progress=bar.set)
+            policy = self.model.policy
+            assert isinstance(policy, SkyjoPolicy), type(policy)  # the learner's policy class (Run)
+            history = clone(policy, demos, epochs=c.warm_start_epochs, seed=c.seed, progress=bar.set)
             torch.set_num_threads(1)
-        record = {"teacher": c.warm_start, "turns": len(demos), "epochs": history}
+        record = {"teacher": c.warm_start, "temperature": temperature, "turns": len(demos), "epochs": history}
         (self.out / "warm_start.json").write_text(json.dumps(record, indent=2) + "\n")
         self.say(f"warm start: {len(demos):,} turns kept, agreement with {c.warm_start} {history[-1]['agreement']:.3f}")
 
