@@ -67,12 +67,15 @@ SMALL = BUDGET == "small"
 # Before PPO starts, a warm start (`warm_start="counting"`) lets the counting heuristic play
 # the learner's seat for a few hundred thousand turns and fits the networks to its moves and
 # returns (behaviour cloning, `train/imitation.py`); PPO then improves on that instead of
-# starting from random play. `warm_start=None` trains from scratch.
+# starting from random play. `warm_start=None` trains from scratch. The clone is softened
+# (`warm_start_temperature=1.0`, in points): the actor learns counting's favourite moves but keeps
+# some probability on the moves counting prices within a point or two of them, so PPO still tries
+# them; a clone of counting's choices alone (`warm_start_temperature=0`) barely explores.
 #
 # The networks also read the counting heuristic's *advice* (`advice="counting"`,
 # `agents/advice.py`): after the observation, how many points worse counting rates each action
-# than its favourite, and which one that is. The clone then matches counting move for move within
-# an epoch, and PPO learns where to depart from it. `advice=None` gives the observation alone.
+# than its favourite, and which one that is. The clone then plays one of counting's favourite moves
+# on about 98% of turns after an epoch, and PPO learns where to depart from it. `advice=None` gives the observation alone.
 #
 # The run writes into `runs/notebook-ppo` under the notebook's working folder.
 
