@@ -55,8 +55,10 @@ for block in blocks:
 print(f"check_wheel: {len(blocks)} README examples ran against the installed wheel")
 EOF
 # A short training run from the user's folder, its output sent to a log (each PPO update runs in a
-# process of its own, started as python -m skyjo_env.train.overlap: it must not run the user's train.py).
-"$work/venv/bin/skyjo" train --warm-start none --total-timesteps 8192 --num-envs 64 --eval-every 0 --eval-games 10 \
-    --final-games 10 --out run > train.log 2>&1
+# process of its own, started as python -m skyjo_env.train.overlap: it must not run the user's train.py),
+# after a small softened warm start from counting (the main job's, scaled down).
+"$work/venv/bin/skyjo" train --warm-start-samples 20000 --warm-start-epochs 1 --total-timesteps 8192 --num-envs 64 \
+    --eval-every 0 --eval-games 10 --final-games 10 --out run > train.log 2>&1
+grep -q "softened at 1 point" train.log
 grep -q "agent: run/agent.npz" train.log
 echo "check_wheel: ok"
