@@ -8,7 +8,7 @@ as ``"ppo-2p"``, a run folder or an ``.npz`` file). Advised networks read a heur
 the observation (:mod:`skyjo_env.agents.advice`).
 """
 
-from skyjo_env.agents.base import Policy
+from skyjo_env.agents.base import Policy, PricedPolicy
 from skyjo_env.agents.counting import CountingPolicy
 from skyjo_env.agents.registry import names, register, unregister
 from skyjo_env.agents.specs import load, make
@@ -18,6 +18,7 @@ from skyjo_env.random_policy import RandomPolicy
 __all__ = [
     "CountingPolicy",
     "Policy",
+    "PricedPolicy",
     "RandomPolicy",
     "ThresholdPolicy",
     "load",
