@@ -81,7 +81,7 @@ def collect(
     """
     if not temperature >= 0:
         raise ValueError(f"temperature={temperature!r} is not allowed; use 0 (the teacher's actions) or more")
-    pricer = teacher if temperature > 0 and isinstance(teacher, PricedPolicy) else None
+    pricer = softened_teacher(teacher, temperature)
     if num_envs is None:
         num_envs = min(1024, max(1, samples // 500))
     if samples < num_envs:
@@ -119,6 +119,12 @@ def collect(
     last_end = np.where(dones.any(axis=0), steps - 1 - np.argmax(dones[::-1], axis=0), -1)
     keep = np.arange(steps)[:, None] <= last_end[None, :]
     return Demonstrations(observations[keep], masks[keep], actions[keep], returns[keep], targets[keep])
+
+
+def softened_teacher(teacher: Policy, temperature: float) -> PricedPolicy | None:
+    """``teacher`` where :func:`collect` softens its play at ``temperature`` (> 0, and the teacher
+    prices its actions); ``None`` where it records the teacher's choices."""
+    return teacher if temperature > 0 and isinstance(teacher, PricedPolicy) else None
 
 
 def soft_targets(costs: np.ndarray, action_masks: np.ndarray, temperature: float) -> np.ndarray:

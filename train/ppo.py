@@ -26,12 +26,11 @@ from stable_baselines3.common.vec_env import VecEnv
 from threadpoolctl import threadpool_limits
 
 from skyjo_env.agents import specs
-from skyjo_env.agents.base import PricedPolicy
 from skyjo_env.agents.mlp_policy import MLPPolicy
 from skyjo_env.sb3_vec_env import SkyjoSB3VecEnv
 from skyjo_env.train.advised_env import AdvisedVecEnv
 from skyjo_env.train.config import CHECKPOINT, SELF, TrainConfig
-from skyjo_env.train.imitation import clone, collect, concatenate
+from skyjo_env.train.imitation import clone, collect, concatenate, softened_teacher
 from skyjo_env.train.networks import ACTIVATIONS, SkyjoPolicy, resolve_precision
 from skyjo_env.train.overlap import OverlappedPPO
 from skyjo_env.train.progress import Progress
@@ -258,7 +257,7 @@ class Run:
         c = self.config
         counts = c.player_counts
         teachers = [specs.make(c.warm_start, rules=c.table_rules(p), seed=c.seed + k) for k, p in enumerate(counts)]
-        temperature = c.warm_start_temperature if isinstance(teachers[0], PricedPolicy) else 0.0
+        temperature = c.warm_start_temperature if softened_teacher(teachers[0], c.warm_start_temperature) else 0.0
         epochs = f"{c.warm_start_epochs} epoch" + ("" if c.warm_start_epochs == 1 else "s")
         softened = f", softened at {temperature:g} point" + ("" if temperature == 1 else "s") if temperature else ""
         self.say(f"warm start: cloning {c.warm_start}'s play ({c.warm_start_samples:,} turns, {epochs}{softened})")
