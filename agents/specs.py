@@ -8,9 +8,9 @@ spec                                            agent
 ==============================================  ============================================================
 ``counting``                                    a registered name (:func:`~skyjo_env.agents.registry.names`:
                                                 built-in, shipped PPO agents, and installed plug-ins)
-``runs/mine``, ``runs/mine/agent.npz``          a trained agent: a run folder (its ``agent.npz``), an
-                                                ``.npz`` policy file, or an RLlib checkpoint folder
-                                                (the ``distributed`` extra)
+``runs/mine``, ``runs/mine/agent.npz``          a trained agent: a run folder or its ``checkpoint/``
+                                                (their ``agent.npz``, whichever backend trained it), or
+                                                an ``.npz`` policy file
 ``mybots.greedy:Greedy``, ``bots/bot.py:make``  ``module:attr`` or ``path/to/file.py:attr``, where
                                                 ``attr`` is a policy, a factory that returns one (a
                                                 class, or a callable without required arguments), or a
@@ -176,30 +176,17 @@ def _built(factory: Any, spec: str, rules: Rules | None, seed: int | None, kwarg
 
 
 def _trained(path: Path, spec: str, rules: Rules | None, seed: int | None) -> Any:
-    """A trained agent from a run folder, an ``.npz`` file or an RLlib checkpoint."""
+    """A trained agent from a run folder, a checkpoint folder or an ``.npz`` file."""
     name = trained_agent_name(path)
     file = path / AGENT_FILE if path.is_dir() else path
     if path.is_dir() and not file.is_file():
-        return _rllib(path, spec, name, seed)
+        raise ValueError(
+            f"agent spec {spec!r} is a folder without {AGENT_FILE}: give a training run's folder, its "
+            "checkpoint/ folder or an .npz policy file"
+        )
     if file.suffix != ".npz":
         raise ValueError(f"agent spec {spec!r} is a file but not an .npz policy; use file.py:attr for Python code")
     return MLPPolicy.load(file, name=name, seed=seed, rules=rules)
-
-
-def _rllib(path: Path, spec: str, name: str, seed: int | None) -> Any:
-    """An RLlib checkpoint folder as a policy (needs Ray RLlib)."""
-    if not any(path.glob("**/class_and_ctor_args.pkl")):
-        raise ValueError(f"agent spec {spec!r} is a folder without {AGENT_FILE}, and not an RLlib checkpoint")
-    try:
-        from skyjo_env.agents.rllib_agent import RLlibPolicy
-    except ModuleNotFoundError as exc:
-        raise ValueError(
-            f"agent spec {spec!r} is an RLlib checkpoint: it needs the 'distributed' extra ({exc})"
-        ) from None
-    try:
-        return RLlibPolicy(path, name=name, seed=seed)
-    except FileNotFoundError as exc:
-        raise ValueError(f"agent spec {spec!r}: {exc}") from None
 
 
 def _imported(spec: str, rules: Rules | None, seed: int | None) -> Any:

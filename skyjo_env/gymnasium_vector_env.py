@@ -12,11 +12,14 @@ view over :class:`~skyjo_env.learner_games.LearnerGames`, the same games as the 
   until every game is back at its learner's turn. Rewards are float32 and sum the learner's
   rewards (:mod:`skyjo_env.rewards`) over all of that (option ``reward``: ``"result"``, ``"score"``, ``"lead"`` or ``"none"``).
 * ``terminations``: the game ended (R19); ``truncations``: at a learner turn it had ``max_steps``
-  actions of all seats. Such a game is dealt again within the same step
-  (``metadata["autoreset_mode"]`` is ``AutoresetMode.SAME_STEP``): the returned observation is the
+  actions of all seats. By default such a game is dealt again within the same step
+  (``autoreset_mode="same_step"``, ``AutoresetMode.SAME_STEP``): the returned observation is the
   new game's first, and ``infos["final_obs"]`` (an object array, ``None`` for games that went on,
   mask ``infos["_final_obs"]``) holds the last observation of the ended one;
   ``infos["final_info"]`` holds the learner's ``seat`` and the ``opponent`` policy of that game.
+  With ``autoreset_mode="next_step"`` (``AutoresetMode.NEXT_STEP``, Gymnasium's default and what
+  RLlib's EnvRunners expect) the step returns the ended game's last observation, and the next step
+  ignores that game's action and returns the new game's first observation (reward 0, not done).
 * Action masks: ``infos["action_mask"]`` ``(N, 26)`` after every ``reset`` and ``step``, and
   :meth:`SkyjoVectorEnv.action_masks`. An illegal action raises a ``ValueError`` that names the
   game and its legal actions, before any game moves.
@@ -32,7 +35,7 @@ tables: the games split among these table sizes, padded observations, see
 ``opponents`` (one policy or a list of pool entries, see
 :class:`~skyjo_env.learner_games.LearnerGames`; each new game draws one by ``weights``; default a
 random legal player), ``weights``, ``seat`` (``None``: random per game), ``reward`` and
-``reward_scale``.
+``reward_scale``, and ``autoreset_mode`` (``"same_step"`` or ``"next_step"``, see above).
 """
 
 from __future__ import annotations
@@ -55,10 +58,14 @@ from skyjo_env.spaces import action_space, observation_space
 _AUTORESET = getattr(gymnasium.vector, "AutoresetMode", None)
 
 
+#: The values of option ``autoreset_mode``.
+AUTORESET_MODES = ("same_step", "next_step")
+
+
 class SkyjoVectorEnv(gymnasium.vector.VectorEnv):
     """``num_envs`` Skyjo games for one learner against batched opponents; see the module docstring."""
 
-    metadata = {"render_modes": ["rgb_array"]}
+    metadata: dict[str, Any] = {"render_modes": ["rgb_array"]}
     if _AUTORESET is not None:
         metadata["autoreset_mode"] = _AUTORESET.SAME_STEP
 
@@ -76,11 +83,17 @@ class SkyjoVectorEnv(gymnasium.vector.VectorEnv):
         render_mode: str | None = None,
         obs_type: str | None = None,
         player_counts: Sequence[int] | None = None,
+        autoreset_mode: str = "same_step",
         rules: Rules | None = None,
         **rule_options: Any,
     ) -> None:
-        rules = view_rules(rule_options, ENV_OPTIONS, rules, render_mode=render_mode,
+        rules = view_rules(rule_options, (*ENV_OPTIONS, "autoreset_mode"), rules, render_mode=render_mode,
                            render_modes=self.metadata["render_modes"], seed=seed, max_steps=max_steps)  # fmt: skip
+        if autoreset_mode not in AUTORESET_MODES:
+            raise ValueError(f"autoreset_mode={autoreset_mode!r} is not allowed; use one of {list(AUTORESET_MODES)}")
+        self.next_step = autoreset_mode == "next_step"
+        if _AUTORESET is not None:
+            self.metadata = {**self.metadata, "autoreset_mode": _AUTORESET[autoreset_mode.upper()]}
         self.games = vector_games(
             num_envs, rules, player_counts=player_counts, seat=seat, obs_type=obs_type, opponents=opponents,
             weights=weights, reward=reward, reward_scale=reward_scale, max_steps=max_steps, seed=seed,
@@ -93,6 +106,7 @@ class SkyjoVectorEnv(gymnasium.vector.VectorEnv):
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         self.action_space = batch_space(self.single_action_space, self.num_envs)
         self._started = False
+        self._held = np.zeros(self.num_envs, dtype=bool)  # next_step: games that ended in the last step
 
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
@@ -108,16 +122,24 @@ class SkyjoVectorEnv(gymnasium.vector.VectorEnv):
             seed, self._seed = self._seed, None
         observations = self.games.reset(None if seed is None else int(seed))
         self._started = True
+        self._held[:] = False
         return observations, self._infos()
 
     def step(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         if not self._started:
             raise ValueError("step() before reset(): call reset() first")
-        observations, rewards, dones, ended = self.games.step(actions)
+        held = self._held if self._held.any() else None  # only with next_step
+        observations, rewards, dones, ended = self.games.step(actions, held)
         truncations = np.zeros(self.num_envs, dtype=bool)
-        infos = self._infos()
         if ended is not None:
             truncations[ended.games[ended.truncated]] = True
+        if self.next_step:
+            if ended is not None:
+                observations[ended.games] = ended.observations
+            self._held = dones
+            return observations, rewards, dones & ~truncations, truncations, self._infos()
+        infos = self._infos()
+        if ended is not None:
             final_obs = np.full(self.num_envs, None, dtype=object)
             opponents = np.full(self.num_envs, None, dtype=object)
             for i, g in enumerate(ended.games.tolist()):
@@ -132,8 +154,11 @@ class SkyjoVectorEnv(gymnasium.vector.VectorEnv):
         return observations, rewards, dones & ~truncations, truncations, infos
 
     def action_masks(self) -> np.ndarray:
-        """The learners' legal actions, ``(N, 26)`` booleans."""
-        return self.games.action_masks()
+        """The learners' legal actions, ``(N, 26)`` booleans (none in a game that has just ended, with
+        ``autoreset_mode="next_step"``)."""
+        masks = self.games.action_masks()
+        masks[self._held] = False
+        return masks
 
     def set_opponents(
         self, opponents: OpponentPolicy | Sequence[OpponentPolicy], weights: Sequence[float] | None = None

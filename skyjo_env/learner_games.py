@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from skyjo_env import render
-from skyjo_env.actions import names
+from skyjo_env.actions import NUM_ACTIONS, names
 from skyjo_env.checks import MAX_STEPS, check_actions, check_max_steps, check_seat
 from skyjo_env.engine import SkyjoEngine
 from skyjo_env.observation import check_obs_type, observe_as
@@ -39,6 +39,8 @@ from skyjo_env.sampling import unpack_bits
 
 #: One pool entry: a policy (or factory) for every opponent seat, or a line-up of one per seat.
 Opponents = Any
+#: Every action id's bit: what a held game's action is checked against.
+ANY_ACTION = (1 << NUM_ACTIONS) - 1
 #: The options of the vector views over these games, besides the rule options.
 VECTOR_ENV_OPTIONS = (
     "opponents", "weights", "seat", "reward", "reward_scale", "seed", "max_steps", "render_mode", "obs_type",
@@ -221,20 +223,35 @@ class LearnerGames:
         self._bits = None
         return observe_as(self.obs_type, self.engine, self._seats)
 
-    def step(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, Ended | None]:
+    def step(
+        self, actions: np.ndarray, hold: np.ndarray | None = None
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, Ended | None]:
         """Play the N learner actions, then the opponents up to every learner's next turn.
 
         Returns the learners' observations ``(N, obs)``, rewards ``(N,)`` float32, done flags
         ``(N,)`` and the :class:`Ended` games (``None`` when no game ended). An illegal or
         malformed action raises ``ValueError`` naming the game and its legal actions, before any
-        game moves.
+        game moves. ``hold`` ``(N,)`` bools: games that stay as they are in this step (their actions,
+        any in range, are ignored; reward 0, not done), as a view's next-step autoreset needs.
         """
-        actions = self._checked(actions)
-        rewards, self._carry = self._carry, np.zeros(self.num_games, dtype=np.float32)
-        result = self.engine.step(actions, check=False)
-        rewards += reward_of(self.reward, result)[self._all, self._seats]
+        if hold is None:
+            actions = self._checked(actions)
+            rewards, self._carry = self._carry, np.zeros(self.num_games, dtype=np.float32)
+            result = self.engine.step(actions, check=False)
+            rewards += reward_of(self.reward, result)[self._all, self._seats]
+            moving = self._all
+        else:
+            hold = np.asarray(hold, dtype=bool)
+            bits = np.where(hold, np.uint32(ANY_ACTION), self.legal_bits())
+            actions = checked_learner_actions(actions, bits, self._seats)
+            moving = self._all[~hold]
+            rewards = np.zeros(self.num_games, dtype=np.float32)
+            rewards[moving] = self._carry[moving]
+            self._carry[moving] = 0
+            result = self.engine.step(actions[moving], moving, check=False)
+            rewards[moving] += reward_of(self.reward, result)[np.arange(moving.size), self._seats[moving]]
         dones = np.zeros(self.num_games, dtype=bool)
-        self._advance(self._all, rewards, dones)
+        self._advance(moving, rewards, dones)
         self._bits = None
         if self.reward_scale != 1:
             rewards *= self.reward_scale

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from skyjo_env.learner_games import Ended, LearnerGames, Opponents, checked_learner_actions
+from skyjo_env.learner_games import ANY_ACTION, Ended, LearnerGames, Opponents, checked_learner_actions
 from skyjo_env.observation import PADDED_SEATS, PLAYER_COUNTS, count_range
 from skyjo_env.rules import Rules
 
@@ -108,11 +108,17 @@ class MixedLearnerGames:
         """Deal new games everywhere (re-seeded if ``seed`` is given); the learners' padded observations."""
         return np.concatenate([part.reset(_part_seed(seed, P)) for part, P in zip(self.parts, self.player_counts)])
 
-    def step(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, Ended | None]:
+    def step(
+        self, actions: np.ndarray, hold: np.ndarray | None = None
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, Ended | None]:
         """As :meth:`LearnerGames.step`; ``Ended.totals`` has :data:`PADDED_SEATS` columns, 0 past a
         game's own seats. Every action is checked before any game moves."""
-        a = checked_learner_actions(actions, self.legal_bits(), self.seats, self.players)
-        results = [part.step(a[start : start + part.num_games]) for part, start in zip(self.parts, self.offsets)]
+        bits = self.legal_bits() if hold is None else np.where(hold, np.uint32(ANY_ACTION), self.legal_bits())
+        a = checked_learner_actions(actions, bits, self.seats, self.players)
+        results = [
+            part.step(a[start : start + part.num_games], None if hold is None else hold[start : start + part.num_games])
+            for part, start in zip(self.parts, self.offsets)
+        ]
         observations, rewards, dones = (np.concatenate([r[i] for r in results]) for i in range(3))
         return observations, rewards, dones, self._merged([r[3] for r in results])
 

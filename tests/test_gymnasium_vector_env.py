@@ -136,3 +136,47 @@ def test_bad_input_raises_clear_errors():
         SkyjoVectorEnv(4, render_mode="human")
     with pytest.raises(ValueError, match="seat=5 is not allowed"):
         SkyjoVectorEnv(4, seat=5)
+
+
+def test_next_step_autoreset_plays_the_same_games_with_a_held_step_between_them():
+    """autoreset_mode="next_step" (Gymnasium's default, RLlib's EnvRunners'): a game that ends returns
+    its last observation, the next step ignores its action and returns the new game's first one
+    (reward 0, not done), and the games are those of same-step autoreset, step for step (R19)."""
+    N = 16
+    same = SkyjoVectorEnv(N, reward="score", seed=3, opponents=agents.make("counting"))
+    nxt = SkyjoVectorEnv(N, reward="score", seed=3, opponents=agents.make("counting"), autoreset_mode="next_step")
+    assert nxt.metadata["autoreset_mode"] == AutoresetMode.NEXT_STEP
+    assert same.metadata["autoreset_mode"] == AutoresetMode.SAME_STEP
+    policy = agents.make("counting")
+
+    def episodes(env: SkyjoVectorEnv, steps: int) -> list[list[list[tuple[float, bool]]]]:
+        obs, info = env.reset()
+        log: list[list[list[tuple[float, bool]]]] = [[[]] for _ in range(N)]
+        held = np.zeros(N, dtype=bool)
+        for _ in range(steps):
+            masks = np.where(held[:, None], True, info["action_mask"])  # held games: any action is ignored
+            obs, rewards, terminated, truncated, info = env.step(policy(obs, masks))
+            done = terminated | truncated
+            for g in range(N):
+                if held[g]:
+                    assert rewards[g] == 0 and not done[g]
+                    continue
+                log[g][-1].append((float(rewards[g]), bool(done[g])))
+                if done[g]:
+                    log[g].append([])
+            held = done & env.next_step
+            assert not info["action_mask"][held].any()  # a game's last observation has no legal action
+        return log
+
+    a, b = episodes(same, 400), episodes(nxt, 500)
+    compared = 0
+    for game_a, game_b in zip(a, b):
+        for ep_a, ep_b in zip(game_a[:-1], game_b[:-1]):
+            assert ep_a == ep_b
+            compared += 1
+    assert compared >= 10
+
+
+def test_an_unknown_autoreset_mode_is_refused():
+    with pytest.raises(ValueError, match="autoreset_mode='later'.*same_step.*next_step"):
+        SkyjoVectorEnv(2, autoreset_mode="later")

@@ -1,37 +1,46 @@
-"""Ray RLlib backend: masked RLModule, self-play PPO on a local Ray, checkpoint played in a tournament.
+"""Ray RLlib backend: the EnvRunners' vector env against the sb3 one, the batched EnvRunner, the warm
+start, a short run, resuming, and a real two-node Ray cluster.
 
 Runs in a virtual environment with the ``distributed`` extra (``pip install -e ".[distributed,dev]"``);
-skipped where Ray is not installed.
+skipped where Ray is not installed. Every test that starts Ray shuts it down itself, pass or fail.
 """
 
 from __future__ import annotations
 
 import json
-from pathlib import Path
-from types import SimpleNamespace
+import os
 
 import numpy as np
 import pytest
 
 pytest.importorskip("ray.rllib")
 
-import gymnasium as gym  # noqa: E402
 import ray  # noqa: E402
 import torch  # noqa: E402
+from ray.cluster_utils import Cluster  # noqa: E402
 from ray.rllib.core.columns import Columns  # noqa: E402
 
+from skyjo_env import agents  # noqa: E402
 from skyjo_env.actions import NUM_ACTIONS  # noqa: E402
-from skyjo_env.agents.rllib_agent import RLlibPolicy, module_path  # noqa: E402
-from skyjo_env.pettingzoo_env import raw_env  # noqa: E402
-from skyjo_env.random_policy import RandomPolicy  # noqa: E402
+from skyjo_env.sb3_vec_env import SkyjoSB3VecEnv  # noqa: E402
 from skyjo_env.train import rllib_ppo  # noqa: E402
-from skyjo_env.train.rllib_module import MAIN, MASKED_LOGIT, MaskedActorCritic  # noqa: E402
+from skyjo_env.train.advised_env import AdvisedVecEnv  # noqa: E402
+from skyjo_env.train.config import TrainConfig  # noqa: E402
+from skyjo_env.train.rllib_env import make_env, observation_space, runner_seed  # noqa: E402
+from skyjo_env.train.rllib_runner import SkyjoEnvRunner  # noqa: E402
+from skyjo_env.train.runs import evaluate  # noqa: E402
 from skyjo_env.train.tournament import run_tournament  # noqa: E402
 
-pytestmark = pytest.mark.timeout(300)
+from commands import run as skyjo  # noqa: E402
+
+pytestmark = pytest.mark.timeout(600)
+
+#: A short run of 2 players: small rollouts, a small network, no evaluation on the way.
+SHORT = dict(num_envs=32, n_steps=16, batch_size=256, net_arch=[32, 32], eval_every=0, eval_games=40,
+             final_games=30, checkpoint_every=0, snapshot_every=2048, warm_start=None)  # fmt: skip
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def local_ray():
     """A local Ray with a CPU for each of 2 EnvRunners and the driver; shut down even on failure."""
     ray.init(num_cpus=3, include_dashboard=False, object_store_memory=rllib_ppo.LOCAL_OBJECT_STORE_BYTES)
@@ -41,91 +50,150 @@ def local_ray():
         ray.shutdown()
 
 
-@pytest.fixture(scope="module")
-def trained(local_ray, tmp_path_factory) -> Path:
-    """Output folder of a 2-iteration frozen-opponent run with 2 EnvRunners and tiny batches."""
-    out = tmp_path_factory.mktemp("rllib") / "run"
-    assert rllib_ppo.main(
-        ["--players", "2", "--iterations", "2", "--env-runners", "2", "--envs-per-runner", "2",
-         "--train-batch-size", "256", "--batch-size", "64", "--n-epochs", "1", "--net-arch", "32",
-         "--self-play", "frozen", "--sync-every", "1", "--checkpoint-frequency", "0", "--out", str(out)]
-    ) == 0  # fmt: skip
-    return out
+@pytest.mark.parametrize("players", [2, [2, 3, 5]])
+def test_the_envrunners_env_is_the_sb3_vector_env_with_its_advice_and_the_mask_appended(players):
+    """The same games, seeds and actions give the same observations (with counting's advice), legal
+    actions and rewards through the RLlib path as through the sb3 backend's AdvisedVecEnv."""
+    config = TrainConfig(players=players, out_dir="unused")
+    N = 24
+    rllib_env = make_env({"train_config": config.to_dict(), "num_envs": N})
+    sb3_env = AdvisedVecEnv(
+        SkyjoSB3VecEnv(N, config.game_rules, reward=config.reward, reward_scale=config.reward_scale,
+                       seed=runner_seed(config.seed, 0), player_counts=config.player_counts if config.mixed else None),
+        "counting", config.game_rules,
+    )  # fmt: skip
+    assert rllib_env.single_observation_space == observation_space(config)
+    obs, _ = rllib_env.reset()
+    sb3_env.seed(runner_seed(config.seed, 0))  # as the EnvRunner's env seeds its first reset
+    expected = sb3_env.reset()
+    teacher = agents.make("random", seed=3)
+    ended = 0
+    for _ in range(300):
+        masks = sb3_env.action_masks()
+        np.testing.assert_array_equal(obs[:, :-NUM_ACTIONS], expected)
+        np.testing.assert_array_equal(obs[:, -NUM_ACTIONS:], masks)
+        actions = teacher(expected, masks)
+        obs, rewards, terminated, truncated, info = rllib_env.step(actions)
+        expected, sb3_rewards, dones, infos = sb3_env.step(actions)
+        np.testing.assert_array_equal(rewards, sb3_rewards)
+        np.testing.assert_array_equal(terminated | truncated, dones)
+        if dones.any():
+            ended += int(dones.sum())
+            np.testing.assert_array_equal(info["ended"], np.flatnonzero(dones))
+            last = np.stack([infos[g]["terminal_observation"] for g in np.flatnonzero(dones)])
+            np.testing.assert_array_equal(info["final_obs"][:, :-NUM_ACTIONS], last)
+            assert not info["final_obs"][:, -NUM_ACTIONS:].any()  # a finished game has no legal action
+    assert ended > 0
 
 
-def skyjo_module(players: int = 2) -> MaskedActorCritic:
-    space = raw_env(num_players=players).observation_space("player_0")
-    return MaskedActorCritic(
-        observation_space=space, action_space=gym.spaces.Discrete(NUM_ACTIONS), model_config={"hidden": [16]}
-    )
+def test_the_batched_envrunner_samples_whole_legal_episodes_with_their_log_probabilities(tmp_path):
+    """SkyjoEnvRunner (in this process): every step of every game once, legal actions, log-probabilities
+    of RLlib's distribution, ended games terminated with their last observation, open ones continued."""
+    config = TrainConfig(**SHORT, rules={"end_score": 20}, out_dir=str(tmp_path))  # short games (R19)
+    from ray.tune.registry import register_env
+
+    register_env(rllib_env_name := "skyjo_vector", make_env)
+    algo_config = rllib_ppo.build_config(config)
+    assert algo_config.env == rllib_env_name
+    runner = SkyjoEnvRunner(config=algo_config)
+    rollouts = [runner.sample(num_timesteps=32 * 64, explore=True) for _ in range(3)]
+    for episodes in rollouts:
+        assert sum(len(e) for e in episodes) == 32 * 64
+        for e in episodes:
+            obs, actions = e.get_observations(), e.get_actions()
+            assert obs.shape == (len(e) + 1, observation_space(config).shape[0])
+            assert obs[np.arange(len(e)), -NUM_ACTIONS + actions].all()  # every action legal where it was taken
+            logits = torch.from_numpy(e.get_extra_model_outputs(Columns.ACTION_DIST_INPUTS))
+            expected = torch.log_softmax(logits, -1).gather(1, torch.from_numpy(actions)[:, None])[:, 0]
+            np.testing.assert_allclose(e.get_extra_model_outputs(Columns.ACTION_LOGP), expected.numpy(), rtol=1e-5)
+            if e.is_terminated:
+                assert not obs[-1, -NUM_ACTIONS:].any()
+    finished = [e for e in rollouts[0] + rollouts[1] if e.is_terminated]
+    assert finished, "64-step windows of 32 games to 20 points: some games end"
+    continued = {e.id_ for e in rollouts[1]} & {e.id_ for e in rollouts[0] if not e.is_done}
+    assert continued  # a game still going on at the end of a rollout goes on in the next one
+    first = {e.id_: e for e in rollouts[0]}
+    for e in rollouts[1]:
+        if e.id_ in first:
+            np.testing.assert_array_equal(e.get_observations(0), first[e.id_].get_observations(-1))
+            assert e.t_started == first[e.id_].t_started + len(first[e.id_])
+    runner.stop()
 
 
-def test_module_masks_illegal_actions_in_every_forward_pass():
-    module = skyjo_module()
-    rng = np.random.default_rng(0)
-    obs = torch.from_numpy(rng.random((64, module.observation_space["observation"].shape[0]), dtype=np.float32))
-    mask = rng.random((64, NUM_ACTIONS)) < 0.3
-    mask[:, 0] = True
-    mask[-1] = False  # an agent that is not to act: all-zero mask
-    batch = {Columns.OBS: {"observation": obs, "action_mask": torch.from_numpy(mask.astype(np.int8))}}
-    for forward in (module.forward_inference, module.forward_exploration, module.forward_train):
-        logits = forward(batch)[Columns.ACTION_DIST_INPUTS].detach()
-        assert torch.all(logits[torch.from_numpy(~mask)] == MASKED_LOGIT)
-        assert torch.all(logits[torch.from_numpy(mask)] > MASKED_LOGIT / 2)
-    dist = module.get_exploration_action_dist_cls().from_logits(logits)
-    actions = dist.sample().numpy()
-    assert mask[np.arange(63), actions[:63]].all()
-    assert torch.isfinite(dist.logp(torch.from_numpy(actions))).all() and torch.isfinite(dist.entropy()).all()
-    assert module.compute_values(batch).shape == (64,)
+def test_the_warm_started_module_plays_like_its_teacher_before_ppo(local_ray, tmp_path):
+    """The warm start fits the learner's module (the learner and the EnvRunners start from it): its
+    greedy play agrees with counting's choice on most turns, and the run says how much."""
+    config = TrainConfig(**{**SHORT, "warm_start": "counting", "warm_start_samples": 80_000, "warm_start_epochs": 4,
+                            "net_arch": [64, 64]}, out_dir=str(tmp_path))  # fmt: skip
+    said: list[str] = []
+    run = rllib_ppo.RLlibRun(config, None, overwrite=False, progress=False, say=said.append)
+    try:
+        assert any("warm start: " in line and "agreement with counting 0.9" in line for line in said), said
+        learner = run.algo.learner_group.get_weights([rllib_ppo.DEFAULT_MODULE_ID])[rllib_ppo.DEFAULT_MODULE_ID]
+        for name, value in run.module.get_state().items():
+            np.testing.assert_array_equal(np.asarray(learner[name]), np.asarray(value))
+        agent, counting = run.agent(), agents.make("counting")
+        env = make_env({"train_config": config.to_dict(), "num_envs": 200})
+        tables = env.unwrapped.games.reset(seed=5)
+        masks = env.unwrapped.action_masks()
+        assert np.mean(agent(tables, masks) == counting(tables, masks)) > 0.85
+        assert json.loads((tmp_path / "warm_start.json").read_text())["teacher"] == "counting"
+    finally:
+        run.algo.stop()
 
 
-def test_module_rejects_an_observation_without_mask():
-    with pytest.raises(ValueError, match="Dict observation space"):
-        MaskedActorCritic(observation_space=gym.spaces.Box(0, 1, (10,)), action_space=gym.spaces.Discrete(NUM_ACTIONS))
+def test_a_short_run_improves_on_random_and_resumes(local_ray, tmp_path):
+    """A short run from scratch against random players beats them more often than at its start, leaves
+    the sb3 backend's run folder, and resumes from its checkpoint."""
+    config = TrainConfig(**{**SHORT, "total_timesteps": 60_000, "opponents": {"random": 1.0}, "advice": None,
+                            "learning_rate": 1e-3, "time_limit_minutes": None}, out_dir=str(tmp_path / "run"))  # fmt: skip
+    run = rllib_ppo.RLlibRun(config, None, overwrite=False, progress=False, say=lambda _: None)
+    try:
+        before = run.agent()
+    finally:
+        run.algo.stop()
+    outcome = rllib_ppo.train(config, overwrite=True, progress=False, say=lambda _: None)
+    out = tmp_path / "run"
+    for name in ("config.json", "eval.jsonl", "results.json", "agent.npz", "checkpoint/agent.npz", "checkpoint/state.json"):
+        assert (out / name).exists(), name
+    after = agents.load(out)
+    for policy in (before, after):
+        policy.greedy, policy.rng = False, np.random.default_rng(0)
+    rates = [evaluate(p, config, games=400, seed=1)["random"]["win_rate"] for p in (before, after)]
+    assert rates[1] > rates[0] + 0.1, rates
+    assert outcome.timesteps >= 60_000 and outcome.final_eval["random"]["win_rate"] > 0.5
+    resumed = rllib_ppo.train(TrainConfig(**{**config.to_dict(), "total_timesteps": 70_000}), out / "checkpoint",
+                              progress=False, say=lambda _: None)  # fmt: skip
+    assert resumed.timesteps >= 70_000 and resumed.run_timesteps < resumed.timesteps
 
 
-def test_frozen_mapping_gives_main_exactly_one_seat_per_game():
-    seats = []
-    for i in range(200):
-        episode = SimpleNamespace(id_=f"{i:032x}")
-        ids = [rllib_ppo.frozen_mapping(f"player_{s}", episode, players=3) for s in range(3)]
-        assert sorted(ids) == [rllib_ppo.FROZEN, rllib_ppo.FROZEN, MAIN]
-        seats.append(ids.index(MAIN))
-    assert set(seats) == {0, 1, 2}
+@pytest.fixture
+def two_nodes():
+    """A real Ray cluster of two nodes on this machine (a head and a worker node, one CPU each, as
+    Ray's own tests start them); stopped at the end, pass or fail."""
+    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "include_dashboard": False})
+    try:
+        cluster.add_node(num_cpus=1)
+        cluster.wait_for_nodes()
+        yield cluster
+    finally:
+        cluster.shutdown()
 
 
-def test_bad_checkpoint_paths_give_clear_errors(tmp_path):
-    with pytest.raises(FileNotFoundError, match="is not a folder"):
-        RLlibPolicy(tmp_path / "missing")
-    with pytest.raises(FileNotFoundError, match="is not an RLlib checkpoint"):
-        RLlibPolicy(tmp_path)
-
-
-def test_training_iterations_on_two_env_runners(trained):
-    rows = [json.loads(line) for line in (trained / "progress.jsonl").read_text().splitlines()]
-    assert [r["iteration"] for r in rows] == [1, 2]
-    assert rows[0]["env_steps"] >= 256 and rows[1]["env_steps"] >= rows[0]["env_steps"] + 256
-    assert all(r["healthy_env_runners"] == 2 and r["env_runner_restarts"] == 0 for r in rows)
-    assert all(np.isfinite(r["policy_loss"]) and np.isfinite(r["vf_loss"]) for r in rows)
-    assert json.loads((trained / "config.json").read_text())["self_play"] == "frozen"
-    assert module_path(trained) == trained / "checkpoint" / "learner_group" / "learner" / "rl_module" / MAIN
-
-
-def test_frozen_copy_holds_the_final_weights_of_main(trained):
-    main, frozen = RLlibPolicy(trained), RLlibPolicy(trained, module_id=rllib_ppo.FROZEN)
-    for a, b in zip(main.module.state_dict().values(), frozen.module.state_dict().values()):
-        assert torch.equal(a, b)
-    with pytest.raises(FileNotFoundError, match="no RLModule 'nobody'.*'frozen', 'main'"):
-        RLlibPolicy(trained, module_id="nobody")
-
-
-def test_checkpoint_plays_a_tournament_against_random(trained):
-    greedy = RLlibPolicy(trained, name="rllib")
-    sampled = RLlibPolicy(trained, name="rllib-sampled", greedy=False, seed=1)
-    result = run_tournament([greedy, sampled, RandomPolicy(seed=0)], players=2, games=12, seed=0, progress=False)
-    # run_tournament raises on any illegal action, so finishing proves both modes play legally.
-    assert result.games == 12
-    assert [a.name for a in result.agents] == ["rllib", "rllib-sampled", "random"]
-    assert all(a.seats == 8 and a.rounds > 0 for a in result.agents)
-    with pytest.raises(ValueError, match="trained for another player count"):
-        greedy(np.zeros((1, 10), np.float32), np.ones((1, NUM_ACTIONS), bool))
+def test_training_on_a_two_node_cluster_places_envrunners_on_both_and_its_agent_plays(two_nodes, tmp_path, capsys):
+    """``skyjo train --backend rllib --address`` joins the cluster, its two EnvRunners run on the two
+    nodes, and the run folder, given by a relative path, plays in a tournament."""
+    os.chdir(tmp_path)
+    code, out, err = skyjo(capsys, "train", "--backend", "rllib", "--address", two_nodes.address, "--env-runners", "2",
+                           "--total-timesteps", "4096", "--num-envs", "32", "--n-steps", "16", "--batch-size", "256",
+                           "--net-arch", "32", "--warm-start", "none", "--eval-every", "0", "--eval-games", "20",
+                           "--final-games", "20", "--snapshot-every", "2048", "--out", "runs/cluster", "--no-progress")  # fmt: skip
+    assert code == 0, err
+    assert "RLlib: 2 EnvRunners of 32 games on 2 nodes" in out
+    assert "head to head" in out and "agent: runs/cluster/agent.npz" in out
+    assert not ray.is_initialized()  # the run left the cluster it joined
+    result = run_tournament([agents.make("runs/cluster"), agents.make("random", seed=0)], 2, 20, seed=0, progress=False)
+    assert result.games == 20
+    code, out, err = skyjo(capsys, "tournament", "--agents", "runs/cluster/checkpoint", "counting", "--games", "4",
+                           "--out", "runs/t", "--no-progress")  # fmt: skip
+    assert code == 0, err

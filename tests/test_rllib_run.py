@@ -1,67 +1,71 @@
-"""Settings and options of the RLlib backend (:mod:`skyjo_env.train.rllib_run`): no Ray needed."""
+"""One recipe, two backends (:mod:`skyjo_env.train.backends`): the RLlib backend's settings from the
+command line, and what each backend refuses; no Ray needed."""
 
 from __future__ import annotations
 
-import argparse
 import importlib.util
+from dataclasses import fields
+from pathlib import Path
 
 import pytest
 
-from skyjo_env.train.backends import rllib_run_from_args
+from skyjo_env.train.backends import BACKENDS, train_config_from_args
 from skyjo_env.train.cli import build_parser, main
-from skyjo_env.train.flags import add_flags
-from skyjo_env.train.rllib_run import RLlibRun
+from skyjo_env.train.config import TrainConfig
+from skyjo_env.train.flags import default_of
 
 
-def test_skyjo_train_flags_make_the_run_with_the_shared_ones():
-    args = build_parser().parse_args(
-        ["train", "--backend", "rllib", "--players", "4", "--out", "runs/x", "--iterations", "3", "--address", "head:6379",
-         "--net-arch", "64", "64", "--learning-rate", "1e-3", "--no-column-rule", "--end-score", "50"]
-    )  # fmt: skip
-    run = rllib_run_from_args(args)
-    assert (run.players, run.iterations, run.out_dir, run.env_runners, run.net_arch) == (4, 3, "runs/x", 2, [64, 64])
-    assert run.address == "head:6379" and run.learning_rate == 1e-3
-    assert run.rules == {"column_rule": False, "end_score": 50}  # the shared rule flags (R13, R19)
-    assert run.env_config() == {"num_players": 4, "reward": "score", "column_rule": False, "end_score": 50}
+def config_of(*argv: str) -> TrainConfig:
+    return train_config_from_args(build_parser().parse_args(["train", *argv]))
 
 
-def test_defaults_name_the_output_folder_after_the_player_count():
-    run = rllib_run_from_args(build_parser().parse_args(["train", "--backend", "rllib", "--players", "3"]))
-    assert run.out_dir == "runs/rllib-3p" and run.rules == {}
+def test_with_no_option_both_backends_run_the_main_jobs_recipe():
+    sb3, rllib = config_of(), config_of("--backend", "rllib")
+    assert sb3.to_dict() | {"out_dir": None} == rllib.to_dict() | {"out_dir": None}
+    assert (sb3.out_dir, rllib.out_dir) == ("runs/ppo-2p", "runs/rllib-2p")
+    assert rllib.warm_start == "counting" and rllib.advice == "counting" and rllib.opponents == {"counting": 0.85, "self": 0.15}
 
 
-def test_an_option_with_another_meaning_is_refused():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--n-epochs", type=int, default=10)
-    with pytest.raises(ValueError, match=r"--n-epochs"):
-        add_flags(parser, RLlibRun, skip=("rules",))
+def test_flags_make_the_rllib_run_with_the_rule_options():
+    config = config_of("--backend", "rllib", "--players", "3-5", "--address", "head:6379", "--env-runners", "4",
+                       "--net-arch", "64", "64", "--no-column-rule", "--end-score", "50")  # fmt: skip
+    assert (config.players, config.env_runners, config.address, config.net_arch) == ([3, 4, 5], 4, "head:6379", [64, 64])
+    assert config.rules == {"column_rule": False, "end_score": 50}  # the shared rule flags (R13, R19)
+    assert config.out_dir == "runs/rllib-3-5p"
 
 
 @pytest.mark.parametrize(
-    ("settings", "message"),
-    [
-        ({"players": 9}, "num_players=9"),
-        ({"rules": {"reward": "result"}}, "unknown rule option"),
-        ({"rules": {"end_score": 0}}, "end_score=0"),
-        ({"self_play": "league"}, "self_play"),
-        ({"train_batch_size": 100, "batch_size": 200}, "batch_size=200"),
-        ({"env_runners": -1}, "env_runners"),
-        ({"net_arch": []}, "net_arch"),
-        ({"learning_rate": "fast"}, "learning_rate='fast'"),
-    ],
-)
-def test_bad_settings_are_refused_before_ray_starts(settings, message):
-    with pytest.raises(ValueError, match=message):
-        RLlibRun(**settings)
+    ("backend", "flag", "field"),
+    [("sb3", ("--env-runners", "2"), "env_runners"), ("sb3", ("--address", "auto"), "address"),
+     ("rllib", ("--shaping",), "shaping")],
+)  # fmt: skip
+def test_a_field_a_backend_cannot_honour_is_refused_in_one_line_naming_it(capsys, tmp_path, backend, flag, field):
+    out = tmp_path / "run"
+    assert main(["train", "--backend", backend, *flag, "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"cannot honour {field}=" in err and "Traceback" not in err
+    assert not out.exists()  # nothing written
 
 
-def test_sb3_only_options_are_refused_with_the_rllib_backend(capsys):
-    assert main(["train", "--backend", "rllib", "--resume", "runs/x"]) == 2
-    assert "options of the sb3 backend" in capsys.readouterr().err
+def test_every_field_a_backend_refuses_is_honoured_by_another():
+    names = {f.name for f in fields(TrainConfig)}
+    for backend in BACKENDS.values():
+        assert set(backend.cannot) <= names
+        for name in backend.cannot:
+            assert any(name not in other.cannot for other in BACKENDS.values()), name
+            assert default_of(next(f for f in fields(TrainConfig) if f.name == name)) in (None, False, 1)
+
+
+def test_a_resumed_rllib_run_keeps_its_config(tmp_path: Path):
+    saved = TrainConfig(players=3, net_arch=[64], out_dir=str(tmp_path))
+    (tmp_path / "checkpoint").mkdir()
+    saved.save(tmp_path / "checkpoint" / "config.json")
+    config = config_of("--backend", "rllib", "--resume", str(tmp_path), "--total-timesteps", "9000000")
+    assert (config.players, config.net_arch, config.total_timesteps) == (3, [64], 9_000_000)
 
 
 @pytest.mark.skipif(importlib.util.find_spec("ray") is not None, reason="Ray is installed here")
-def test_without_ray_the_error_names_the_extra(capsys):
-    assert main(["train", "--backend", "rllib", "--iterations", "1"]) == 2
+def test_without_ray_the_error_names_the_extra(capsys, tmp_path):
+    assert main(["train", "--backend", "rllib", "--out", str(tmp_path / "run")]) == 2
     err = capsys.readouterr().err
     assert "skyjo-env[distributed]" in err and "Traceback" not in err

@@ -16,7 +16,8 @@ from skyjo_env.agents.mlp_policy import MLPPolicy  # noqa: E402
 from skyjo_env.agents.pretrained import available, load  # noqa: E402
 from skyjo_env.observation import PADDED_SIZE, size  # noqa: E402
 from skyjo_env.train.config import TrainConfig  # noqa: E402
-from skyjo_env.train.ppo import Run, evaluate, learner_policy, train  # noqa: E402
+from skyjo_env.train.ppo import Run, train  # noqa: E402
+from skyjo_env.train.runs import agent_policy, evaluate  # noqa: E402
 from skyjo_env.train.tournament import run_tournament  # noqa: E402
 
 
@@ -39,7 +40,7 @@ def test_short_training_improves_the_win_rate_against_random(tmp_path: Path, ove
     run = Run(config)
 
     def win_rate() -> float:
-        policy = learner_policy(run.model, config)
+        policy = agent_policy(run.policy, config, run.model.num_timesteps)
         policy.greedy, policy.rng = False, np.random.default_rng(0)  # the policy as trained: sampling
         return evaluate(policy, config, games=400, seed=1)["random"]["win_rate"]
 
@@ -289,7 +290,7 @@ def test_short_mixed_table_training_improves_on_random_at_every_count(tmp_path: 
     run = Run(config)
 
     def figures() -> dict[str, dict[str, float]]:
-        policy = learner_policy(run.model, config)
+        policy = agent_policy(run.policy, config, run.model.num_timesteps)
         policy.greedy, policy.rng = False, np.random.default_rng(0)
         return evaluate(policy, config, games=560, seed=1)
 

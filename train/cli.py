@@ -22,8 +22,9 @@ from pathlib import Path
 from typing import Any
 
 from skyjo_env.train.arguments import add_rule_arguments, agent_spec, build_agents, int_range, require, rules_from_args
-from skyjo_env.train.backends import BACKENDS, shared_defaults
+from skyjo_env.train.backends import BACKENDS, train_config_from_args
 from skyjo_env.train.benchmark import add_benchmark_parser
+from skyjo_env.train.config import CHECKPOINT, TrainConfig
 from skyjo_env.train.flags import add_flags
 from skyjo_env.train.serve import add_serve_parser
 
@@ -82,37 +83,39 @@ def add_train_parser(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "train",
         help="train a PPO agent, then measure it against the heuristics",
-        description="Train a MaskablePPO agent on the batched vector env against a mixture of agents "
-        "and its own snapshots (self-play), then print its head-to-head win rates and a tournament "
-        "against the heuristics. With no options: the README's main job (2 players, under 20 minutes "
-        "on 2 cores). Every TrainConfig field is a flag; a flag that takes 'none' sets the field to None.",
+        description="Train a PPO agent on the batched vector env against a mixture of agents and its own "
+        "snapshots (self-play), then print its head-to-head win rates and a tournament against the "
+        "heuristics. With no options: the README's main job (2 players, under 20 minutes on 2 cores), "
+        "with MaskablePPO (sb3) or Ray RLlib (--backend rllib). Every TrainConfig field is a flag; a flag "
+        "that takes 'none' sets the field to None.",
     )
     parser.add_argument("--backend", choices=sorted(BACKENDS), default="sb3",
                         help="; ".join(f"{b.name}: {b.help} (the {b.extra} extra)" for b in BACKENDS.values()))  # fmt: skip
     parser.add_argument(
-        "--config", default=None, metavar="FILE", help="a JSON TrainConfig (sb3); flags given here override it"
+        "--config", default=None, metavar="FILE", help="a JSON TrainConfig; flags given here override it"
     )
-    parser.add_argument("--resume", default=None, metavar="DIR", help="continue the run saved in DIR (sb3)")
+    parser.add_argument("--resume", default=None, metavar="DIR", help="continue the run saved in DIR")
     parser.add_argument(
         "--overwrite", action="store_true", help="start afresh in an --out folder that holds an earlier run"
     )
     parser.add_argument("--no-progress", action="store_true", help="no progress reports")
-    shown = shared_defaults()
-    for backend in BACKENDS.values():
-        group = parser.add_argument_group(
-            f"{backend.name} backend ({backend.settings.__name__}; flags shared with an earlier group are listed there)"
-        )
-        add_flags(group, backend.settings, skip=("rules",), shown=shown)
+    add_flags(parser.add_argument_group("the recipe (TrainConfig; both backends)"), TrainConfig, skip=("rules",),
+              shown={"out_dir": "runs/<backend>-<P>p: runs/ppo-2p (sb3), runs/rllib-2p (rllib)"})  # fmt: skip
     add_rule_arguments(parser, defaults=False)
     parser.set_defaults(func=train)
 
 
 def train(args: argparse.Namespace) -> int:
     """Run the ``train`` subcommand with the chosen backend (:mod:`skyjo_env.train.backends`)."""
+    from skyjo_env.train.runs import print_outcome
+
     backend = BACKENDS[args.backend]
-    settings = backend.settings_from_args(args)
+    config = train_config_from_args(args)
     require(backend.extra, *backend.modules)
-    return backend.train(settings, args)
+    resume = Path(args.resume) / CHECKPOINT if args.resume else None
+    outcome = backend.train(config, resume, overwrite=args.overwrite, progress=not args.no_progress)
+    print_outcome(outcome, config)
+    return 0
 
 
 # ---------------------------------------------------------------------------- play

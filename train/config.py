@@ -172,6 +172,12 @@ class TrainConfig:
     evaluates and saves as usual. The default keeps the main job under 20 minutes on 2 cores."""
     final_games: int = 2000
     """Games of the final tournament of the agent against the evaluation agents."""
+    env_runners: int = 1
+    """RLlib backend: EnvRunner actors sampling in parallel, one CPU each, each stepping num_envs games
+    (a rollout is env_runners x num_envs x n_steps learner steps)."""
+    address: str | None = field(default=None, metadata={"metavar": "HOST:PORT"})
+    """RLlib backend: the Ray cluster to join (HEAD_IP:6379, or 'auto' for one started on this machine);
+    'none': start a local Ray for the run."""
     seed: int = 0
     """Seeds the games, the opponents and torch."""
     out_dir: str = field(default="runs/ppo-2p", metadata={"flags": ("--out",), "metavar": "DIR"})
@@ -193,7 +199,8 @@ class TrainConfig:
             raise ValueError(f"players={self.players!r} is not allowed; use 2 to 8, a range 2-8 or a list 3,5,8")
         _ = self.game_rules  # validates the rule options
         for name in ("total_timesteps", "num_envs", "n_steps", "batch_size", "n_epochs", "pool_size", "eval_games",
-                     "warm_start_samples", "warm_start_epochs", "snapshot_every", "final_games", "update_threads"):  # fmt: skip
+                     "warm_start_samples", "warm_start_epochs", "snapshot_every", "final_games", "update_threads",
+                     "env_runners"):  # fmt: skip
             if getattr(self, name) < 1:
                 raise ValueError(f"{name}={getattr(self, name)!r} is not allowed; use a positive integer")
         for name in ("eval_every", "checkpoint_every"):

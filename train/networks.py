@@ -125,6 +125,12 @@ class SkyjoPolicy(MaskableActorCriticPolicy):
         log_prob = log_probs.gather(-1, actions.long().unsqueeze(-1)).squeeze(-1)
         return values, log_prob, -(probs * log_probs).sum(-1)
 
+    def action_logits(self, obs: torch.Tensor) -> torch.Tensor:
+        """The actor's logits ``(n, 26)`` of every action, masked or not."""
+        features = self.extract_features(obs, self.pi_features_extractor)
+        assert isinstance(features, torch.Tensor)  # one extractor's features
+        return self.action_net(self.mlp_extractor.forward_actor(features))
+
     def values_and_log_probs(
         self, obs: torch.Tensor, action_masks: torch.Tensor | np.ndarray
     ) -> tuple[torch.Tensor, torch.Tensor]:

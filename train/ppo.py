@@ -11,8 +11,6 @@ finally export the actor as a numpy policy (``agent.npz``) and measure it in a t
 
 from __future__ import annotations
 
-import json
-import shutil
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -25,85 +23,26 @@ from stable_baselines3.common.callbacks import BaseCallback, CallbackList
 from stable_baselines3.common.vec_env import VecEnv
 from threadpoolctl import threadpool_limits
 
-from skyjo_env.agents import specs
-from skyjo_env.agents.mlp_policy import MLPPolicy
 from skyjo_env.sb3_vec_env import SkyjoSB3VecEnv
 from skyjo_env.train.advised_env import AdvisedVecEnv
 from skyjo_env.train.config import CHECKPOINT, SELF, TrainConfig
-from skyjo_env.train.imitation import clone, collect, concatenate, softened_teacher
 from skyjo_env.train.networks import ACTIVATIONS, SkyjoPolicy, resolve_precision
 from skyjo_env.train.overlap import OverlappedPPO
 from skyjo_env.train.progress import Progress
-from skyjo_env.train.selfplay import OpponentPool, snapshot
-from skyjo_env.train.shaping import ShapedReward
-from skyjo_env.train.tournament import TournamentResult, games_played, run_tournament
-
-#: What a run writes into its folder; ``overwrite`` removes exactly these.
-RUN_FILES = (
-    "config.json",
-    "warm_start.json",
-    "eval.jsonl",
-    "results.json",
-    specs.AGENT_FILE,
-    CHECKPOINT,
-    "tensorboard",
+from skyjo_env.train.runs import (
+    TrainOutcome,
+    agent_policy,
+    check_resume,
+    check_run_folder,
+    finish,
+    read_state,
+    remove_run_files,
+    run_evaluation,
+    warm_start,
+    write_checkpoint,
 )
-
-
-@dataclass
-class TrainOutcome:
-    """Where a run left its agent, how it fared, and how long it took."""
-
-    agent_path: Path
-    agent_name: str
-    final_eval: dict[str, dict[str, float]]  #: head-to-head figures against each evaluation agent (and table size)
-    tournament: TournamentResult | None  #: the final tournament (``None`` for mixed tables: see ``final_eval``)
-    timesteps: int  #: learner steps of the run in total (all resumes)
-    run_timesteps: int  #: learner steps of this call
-    seconds: float  #: wall time of this call
-    total_seconds: float  #: wall time of the run in total (all resumes)
-
-
-# ---------------------------------------------------------------------------- evaluation
-def learner_policy(model: MaskablePPO, config: TrainConfig, name: str = "ppo") -> MLPPolicy:
-    """The learner's current actor as a greedy numpy policy (its metadata: players, rules, steps, config)."""
-    metadata = {
-        "players": config.players, "rules": config.game_rules.to_dict(), "timesteps": int(model.num_timesteps),
-        "config": config.to_dict(),
-    }  # fmt: skip
-    if config.mixed:
-        metadata["player_counts"] = list(config.player_counts)
-    return snapshot(model.policy, config.activation, name, metadata, config.advice)
-
-
-def evaluate(
-    policy: MLPPolicy, config: TrainConfig, games: int, seed: int, progress: bool | Progress = False
-) -> dict[str, dict[str, float]]:
-    """Win rate (with its 95% interval) and mean game total of ``policy`` against each evaluation agent.
-
-    The learner plays every seat in turn against ``players - 1`` copies of the agent (``games``
-    rounded up to whole rotations of the seats); ``progress`` reports the games of all of them.
-    Mixed tables are evaluated at each table size, keyed ``"name@Pp"``.
-    """
-    out = {}
-    for players in config.player_counts:
-        rules = config.table_rules(players)
-        for i, name in enumerate(config.eval_opponents):
-            others = [specs.make(name, rules=rules, seed=seed + i * 10 + k) for k in range(players - 1)]
-            result = run_tournament([policy, *others], players, games, rules=rules, seed=seed + i, progress=progress)
-            mine = result.agents[0]
-            out[f"{name}@{players}p" if config.mixed else name] = {
-                "win_rate": mine.win_rate, "win_ci_low": mine.win_ci[0], "win_ci_high": mine.win_ci[1],
-                "mean_game_total": mine.mean_game_total,
-            }  # fmt: skip
-    return out
-
-
-def describe(figures: dict[str, dict[str, float]]) -> str:
-    """Evaluation figures as one line: ``counting 0.512 (0.481-0.543), ...``."""
-    return ", ".join(
-        f"{name} {f['win_rate']:.3f} ({f['win_ci_low']:.3f}-{f['win_ci_high']:.3f})" for name, f in figures.items()
-    )
+from skyjo_env.train.selfplay import OpponentPool
+from skyjo_env.train.shaping import ShapedReward
 
 
 # ---------------------------------------------------------------------------- callbacks
@@ -247,46 +186,14 @@ class Run:
             f"networks: hidden layers {list(config.net_arch)} ({config.activation}) in {self.policy_kwargs['precision']}"
         )
         if resume is None and config.warm_start is not None:
-            self.warm_start()
+            warm_start(self.policy, config, self.out, say=say, progress=progress)
         if SELF in config.opponents and not self.pool.snapshots:
             self.add_snapshot(self.model.num_timesteps)
         self._update_opponents()
 
-    def warm_start(self) -> None:
-        """Behaviour-clone the teacher ``config.warm_start`` into the fresh model (``warm_start.json``)."""
-        c = self.config
-        counts = c.player_counts
-        teachers = [specs.make(c.warm_start, rules=c.table_rules(p), seed=c.seed + k) for k, p in enumerate(counts)]
-        temperature = c.warm_start_temperature if softened_teacher(teachers[0], c.warm_start_temperature) else 0.0
-        epochs = f"{c.warm_start_epochs} epoch" + ("" if c.warm_start_epochs == 1 else "s")
-        softened = f", softened at {temperature:g} point" + ("" if temperature == 1 else "s") if temperature else ""
-        self.say(f"warm start: cloning {c.warm_start}'s play ({c.warm_start_samples:,} turns, {epochs}{softened})")
-        share = c.warm_start_samples // len(counts)  # each table size's turns
-        parts = []
-        with Progress(share * len(counts), "warm start: collecting", "turns", enabled=self.show_progress) as bar:
-            for k, (players, teacher) in enumerate(zip(counts, teachers)):
-                done = k * share  # turns of the earlier table sizes
-
-                def report(turns: int, done: int = done) -> None:
-                    bar.set(done + turns)
-
-                parts.append(collect(teacher, c.table_rules(players), share, gamma=c.gamma, reward=c.reward,
-                                     reward_scale=c.reward_scale, advice=c.advice, obs_type="padded" if c.mixed else "table",
-                                     temperature=temperature, seed=c.seed + 1 + k, progress=report))  # fmt: skip
-        demos = concatenate(parts)
-        with Progress(c.warm_start_epochs, "warm start: fitting", "epochs", enabled=self.show_progress) as bar:
-            torch.set_num_threads(c.update_threads)  # fitting is torch alone: the games wait
-            policy = self.model.policy
-            assert isinstance(policy, SkyjoPolicy), type(policy)  # the learner's policy class (Run)
-            history = clone(policy, demos, epochs=c.warm_start_epochs, seed=c.seed, progress=bar.set)
-            torch.set_num_threads(1)
-        record = {"teacher": c.warm_start, "temperature": temperature, "turns": len(demos), "epochs": history}
-        (self.out / "warm_start.json").write_text(json.dumps(record, indent=2) + "\n")
-        self.say(f"warm start: {len(demos):,} turns kept, agreement with {c.warm_start} {history[-1]['agreement']:.3f}")
-
     # -------------------------------------------------------------- periodic actions
     def add_snapshot(self, timesteps: int) -> None:
-        self.pool.add(learner_policy(self.model, self.config, f"snapshot@{timesteps}"))
+        self.pool.add(agent_policy(self.policy, self.config, timesteps, f"snapshot@{timesteps}"))
         self._update_opponents()
 
     def _update_opponents(self) -> None:
@@ -295,31 +202,30 @@ class Run:
 
     def run_evaluation(self, timesteps: int) -> dict[str, dict[str, float]]:
         """Evaluate against each heuristic: printed, logged to TensorBoard and to ``eval.jsonl``."""
-        c = self.config
-        # Each opponent plays the learner in whole rotations of the seats (the learner and P - 1 copies).
-        games = sum(games_played(c.eval_games, p) for p in c.player_counts) * len(c.eval_opponents)
-        with Progress(games, f"evaluation at {timesteps:,} steps", "games", enabled=self.show_progress) as bar:
-            figures = evaluate(learner_policy(self.model, c), c, c.eval_games, seed=timesteps, progress=bar)
+        policy = agent_policy(self.policy, self.config, timesteps)
+        figures = run_evaluation(policy, self.config, self.out, timesteps, say=self.say, progress=self.show_progress)
         for name, f in figures.items():
             key = name.replace("@", "_")
             self.model.logger.record(f"eval/win_rate_vs_{key}", f["win_rate"])
             self.model.logger.record(f"eval/game_total_vs_{key}", f["mean_game_total"])
         self.model.logger.dump(timesteps)
-        with open(self.out / "eval.jsonl", "a") as log:
-            log.write(json.dumps({"timesteps": int(timesteps), "vs": figures}) + "\n")
-        self.say(
-            f"evaluation at {timesteps:,} steps ({self.config.eval_games:,} games each), win rate vs {describe(figures)}"
-        )
         return figures
+
+    @property
+    def policy(self) -> SkyjoPolicy:
+        """The learner's networks."""
+        policy = self.model.policy
+        assert isinstance(policy, SkyjoPolicy), type(policy)  # the learner's policy class (Run)
+        return policy
 
     def save_checkpoint(self, timesteps: int) -> None:
         folder = self.out / CHECKPOINT
         folder.mkdir(parents=True, exist_ok=True)
         self.model.save(folder / "model.zip")  # weights, optimiser state and step count
         self.pool.save(folder / "pool")
-        self.config.save(folder / "config.json")
-        state = {"timesteps": int(timesteps), "seconds": self.previous_seconds + time.perf_counter() - self.started}
-        (folder / "state.json").write_text(json.dumps(state) + "\n")
+        write_checkpoint(
+            folder, self.policy, self.config, timesteps, self.previous_seconds + time.perf_counter() - self.started
+        )
 
     def _hyperparameters(self) -> dict[str, Any]:
         """The PPO settings of the config (a resumed run takes them from the config too)."""
@@ -378,53 +284,6 @@ class Run:
         self.save_checkpoint(self.model.num_timesteps)
 
 
-def check_run_folder(out: Path, *, resume: bool, overwrite: bool) -> None:
-    """``ValueError`` unless ``out`` may hold this run: a folder (or nothing yet), and, unless the run
-    resumes it or ``overwrite`` is given, without an earlier run's files."""
-    if out.exists() and not out.is_dir():
-        raise ValueError(f"--out {out} is a file, not a folder")
-    if resume and overwrite:
-        raise ValueError("--resume continues a run and --overwrite starts one afresh: give one of them")
-    if not resume and not overwrite:
-        found = [name for name in RUN_FILES if (out / name).exists()]
-        if found:
-            raise ValueError(
-                f"{out} already holds a run ({', '.join(found)}); resume it with --resume {out}, "
-                "start it afresh with --overwrite, or choose another --out"
-            )
-
-
-def remove_run_files(out: Path) -> None:
-    """Remove an earlier run's files from ``out`` (nothing else)."""
-    for name in RUN_FILES:
-        path = out / name
-        if path.is_dir():
-            shutil.rmtree(path)
-        elif path.exists():
-            path.unlink()
-
-
-def read_state(folder: Path) -> dict[str, Any]:
-    """A checkpoint's ``state.json`` (learner steps and seconds trained); ``ValueError`` if unreadable."""
-    try:
-        state = json.loads((folder / "state.json").read_text())
-        timesteps, seconds = state["timesteps"], float(state.get("seconds", 0.0))
-        if isinstance(timesteps, bool) or not isinstance(timesteps, int) or timesteps < 0:
-            raise ValueError(f"timesteps={timesteps!r} is not a step count")
-    except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError, AttributeError) as exc:
-        raise ValueError(f"checkpoint {folder} has no readable state.json: {exc}") from None
-    return {"timesteps": timesteps, "seconds": seconds}
-
-
-def final_tournament(agent: MLPPolicy, config: TrainConfig, progress: bool) -> TournamentResult:
-    """The agent and the evaluation agents in a tournament of ``config.final_games`` games."""
-    rules = config.game_rules
-    pool = [agent] + [specs.make(n, rules=rules, seed=config.seed + i) for i, n in enumerate(config.eval_opponents)]
-    games = games_played(config.final_games, len(pool))
-    with Progress(games, "final tournament", "games", enabled=progress) as bar:
-        return run_tournament(pool, rules.num_players, config.final_games, rules=rules, seed=config.seed, progress=bar)
-
-
 def train(
     config: TrainConfig,
     resume: str | Path | None = None,
@@ -441,33 +300,11 @@ def train(
     checkpoint, before anything is written.
     """
     started = time.perf_counter()
-    if resume is not None:
-        done = read_state(Path(resume))["timesteps"]
-        if config.total_timesteps <= done:
-            raise ValueError(
-                f"total_timesteps={config.total_timesteps:,} is not above the {done:,} steps the run has done; "
-                "give a larger --total-timesteps to train on"
-            )
+    check_resume(config, None if resume is None else Path(resume))
     run = Run(config, Path(resume) if resume is not None else None, overwrite=overwrite, progress=progress, say=say)
     before = int(run.model.num_timesteps) if resume is not None else 0
     run.learn()
-    name = specs.trained_agent_name(run.out)
-    agent = learner_policy(run.model, config, name=name)
-    agent_path = run.out / specs.AGENT_FILE
-    agent.save(agent_path)
-    figures = run.run_evaluation(run.model.num_timesteps)
-    result = None if config.mixed else final_tournament(agent, config, progress)
-    (run.out / "results.json").write_text(
-        json.dumps({"final_eval": figures, "tournament": None if result is None else result.to_dict()}, indent=2) + "\n"
-    )
-    seconds = time.perf_counter() - started
-    return TrainOutcome(
-        agent_path,
-        name,
-        figures,
-        result,
-        int(run.model.num_timesteps),
-        int(run.model.num_timesteps) - before,
-        seconds,
-        run.previous_seconds + seconds,
-    )
+    timesteps = int(run.model.num_timesteps)
+    return finish(run.policy, config, run.out, timesteps=timesteps, run_timesteps=timesteps - before, started=started,
+                  previous_seconds=run.previous_seconds, evaluate_now=lambda _, t: run.run_evaluation(t),
+                  progress=progress)  # fmt: skip

@@ -1,12 +1,16 @@
-"""The RLlib RLModule of the Ray backend: an actor-critic MLP that masks illegal actions.
+"""The RLModule of the RLlib backend: the sb3 backend's networks behind RLlib's module API.
 
-It consumes the AEC environment's observation dict as it is: ``obs["observation"]`` (the flat
-float32 vector of :mod:`skyjo_env.observation`) feeds a policy MLP and a value MLP, and
-``obs["action_mask"]`` (int8, 1 = legal) sets the logits of illegal actions to
-:data:`MASKED_LOGIT` before RLlib builds the action distribution, so sampling, the PPO loss and
-greedy play never pick an illegal action. Needs the ``distributed`` extra (``ray[rllib]``).
+:class:`SkyjoModule` holds a :class:`~skyjo_env.train.networks.SkyjoPolicy` (the same actor and
+critic MLPs, initial weights and arithmetic as the sb3 backend's), so one warm start
+(:func:`skyjo_env.train.runs.warm_start`) and one export to ``agent.npz``
+(:func:`skyjo_env.train.runs.agent_policy`) serve both backends. It reads the observations of
+:class:`~skyjo_env.train.rllib_env.MaskedObservations`: the networks' inputs, then the 26-entry
+action mask, which sets the logits of illegal actions to ``-inf`` before RLlib builds the action
+distribution, so sampling and the PPO loss never pick an illegal action (their probability is 0, and
+torch's categorical gives them no entropy). A row without a legal action (a game's last observation,
+which the learner only values) keeps its logits, so that nothing is computed from ``-inf`` alone.
 
-``model_config``: ``{"hidden": [256, 256]}`` (sizes of the hidden layers of both MLPs).
+``model_config``: ``{"net_arch": [128, 128], "activation": "relu", "precision": "float32"}``.
 """
 
 from __future__ import annotations
@@ -19,52 +23,33 @@ import torch
 from ray.rllib.core.columns import Columns
 from ray.rllib.core.rl_module.apis import ValueFunctionAPI
 from ray.rllib.core.rl_module.torch import TorchRLModule
-from torch import nn
 
-MAIN = "main"  #: module id of the learning policy in every RLlib run and checkpoint
-#: Logit given to illegal actions: its probability underflows to exactly 0, yet stays finite, so
-#: the PPO ratio, KL and entropy terms stay finite (also for an all-zero mask).
-MASKED_LOGIT = -1e9
-DEFAULT_HIDDEN = (256, 256)
-OBS_KEYS = ("observation", "action_mask")
+from skyjo_env.actions import NUM_ACTIONS
+from skyjo_env.train.networks import ACTIVATIONS, SkyjoPolicy
 
 
-def mlp(inputs: int, hidden: tuple[int, ...], outputs: int) -> nn.Sequential:
-    """Linear + tanh layers of sizes ``hidden``, then a linear output layer."""
-    layers: list[nn.Module] = []
-    for width in hidden:
-        layers += [nn.Linear(inputs, width), nn.Tanh()]
-        inputs = width
-    layers.append(nn.Linear(inputs, outputs))
-    return nn.Sequential(*layers)
-
-
-def mask_logits(logits: torch.Tensor, action_mask: torch.Tensor) -> torch.Tensor:
-    """``logits`` with :data:`MASKED_LOGIT` wherever ``action_mask`` is 0."""
-    return logits.masked_fill(action_mask == 0, MASKED_LOGIT)
-
-
-class MaskedActorCritic(TorchRLModule, ValueFunctionAPI):
-    """Policy and value MLPs over ``obs["observation"]``; policy logits masked by ``obs["action_mask"]``."""
+class SkyjoModule(TorchRLModule, ValueFunctionAPI):
+    """Actor and critic of :class:`SkyjoPolicy` over the observation; the actor's logits masked by its last 26 entries."""
 
     def setup(self) -> None:
         space = self.observation_space
-        if not isinstance(space, gym.spaces.Dict) or set(space.spaces) != set(OBS_KEYS):
+        if not isinstance(space, gym.spaces.Box) or len(space.shape or ()) != 1 or space.shape[0] <= NUM_ACTIONS:
             raise ValueError(
-                f"MaskedActorCritic needs a Dict observation space with keys {OBS_KEYS} "
-                f"(the skyjo AEC environment's), got {space}"
+                f"SkyjoModule needs a flat Box observation ending in the {NUM_ACTIONS} action mask, got {space}"
             )
-        if not isinstance(self.action_space, gym.spaces.Discrete):
-            raise ValueError(f"MaskedActorCritic needs a Discrete action space, got {self.action_space}")
         config = self.model_config or {}
-        hidden = tuple(int(w) for w in config.get("hidden", DEFAULT_HIDDEN))
-        inputs = int(np.prod(space["observation"].shape or ()))
-        self.pi = mlp(inputs, hidden, int(self.action_space.n))
-        self.vf = mlp(inputs, hidden, 1)
+        inputs = gym.spaces.Box(-np.inf, np.inf, (space.shape[0] - NUM_ACTIONS,), np.float32)
+        self.policy = SkyjoPolicy(
+            inputs, gym.spaces.Discrete(NUM_ACTIONS), lambda _: 0.0, net_arch=list(config["net_arch"]),
+            activation_fn=ACTIVATIONS[config["activation"]], precision=config["precision"],
+        )  # fmt: skip
 
     def _forward(self, batch: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
         obs = batch[Columns.OBS]
-        return {Columns.ACTION_DIST_INPUTS: mask_logits(self.pi(obs["observation"]), obs["action_mask"])}
+        logits = self.policy.action_logits(obs[:, :-NUM_ACTIONS])
+        illegal = obs[:, -NUM_ACTIONS:] == 0
+        illegal &= ~illegal.all(dim=-1, keepdim=True)
+        return {Columns.ACTION_DIST_INPUTS: logits.masked_fill(illegal, -torch.inf)}
 
     def compute_values(self, batch: dict[str, Any], embeddings: Any = None) -> torch.Tensor:
-        return self.vf(batch[Columns.OBS]["observation"]).squeeze(-1)
+        return self.policy.predict_values(batch[Columns.OBS][:, :-NUM_ACTIONS]).squeeze(-1)

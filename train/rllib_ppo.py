@@ -1,120 +1,126 @@
-"""Multi-agent self-play PPO on Ray RLlib (new API stack), locally or on a Ray cluster.
+"""The main job's recipe on Ray RLlib's PPO (new API stack), on one machine or a Ray cluster.
 
-The environment is the PettingZoo AEC :class:`skyjo_env.pettingzoo_env.raw_env` (an illegal action
-raises, so a masking bug cannot hide), wrapped in RLlib's ``PettingZooEnv`` and registered with
-``ray.tune.registry.register_env`` as :data:`ENV_NAME`. Every seat is an RLlib agent; seats map to
-modules of :class:`skyjo_env.train.rllib_module.MaskedActorCritic`, which masks illegal actions itself:
+Read top to bottom, as :mod:`skyjo_env.train.ppo` (the sb3 backend) reads: check the run folder,
+start or join Ray, build the PPO algorithm (EnvRunners stepping the batched vector env of
+:mod:`skyjo_env.train.rllib_env`, the learner a :class:`~skyjo_env.train.rllib_module.SkyjoModule`
+in this process), warm-start it from a teacher, then loop: sample a rollout on every EnvRunner, update
+the learner, snapshot it into the self-play pool, evaluate, checkpoint; finally export ``agent.npz``
+and measure it. The run folder, the warm start, the evaluations and the report are the sb3 backend's
+(:mod:`skyjo_env.train.runs`).
 
-* ``--self-play shared`` (default): one learning module :data:`MAIN` plays every seat.
-* ``--self-play frozen``: :data:`MAIN` plays one seat per game (drawn from the episode id), a frozen
-  copy :data:`FROZEN` plays the others; every ``--sync-every`` iterations the frozen copy takes
-  MAIN's current weights.
+Each sample request carries the weights to play with and, when the opponent pool has changed, the
+opponents (heuristics and numpy snapshots of the learner), so every EnvRunner plays the pool of the
+moment. With ``overlap`` the EnvRunners sample the next rollout while the learner updates on the last
+one, with the weights of the update before (a lag of one update, as the sb3 backend's overlap).
 
-Without ``--address`` a local Ray is started (``ray.init(num_cpus=...)``) and shut down at the
-end; with ``--address`` the run joins an existing cluster (see ``docs/distributed.md``). The
-output folder gets ``config.json`` (the run's settings), ``progress.jsonl`` (one line of figures
-per iteration) and ``checkpoint/`` (``Algorithm.save_to_path``), which
-:class:`skyjo_env.agents.rllib_agent.RLlibPolicy` plays in tournaments.
+    skyjo train --backend rllib                                   # the main job, local Ray
+    skyjo train --backend rllib --address HEAD_IP:6379 --env-runners 8   # on a cluster (docs/distributed.md)
 
-CLI: ``python -m skyjo_env.train.rllib_ppo --players 2 --iterations 50 --env-runners 2 --out runs/rllib``
-(the options of ``skyjo train --backend rllib``, generated from :class:`~skyjo_env.train.rllib_run.RLlibRun`).
 Needs the ``distributed`` extra (``pip install -e ".[distributed]"``).
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
-import math
-import sys
 import time
-import zlib
-from collections.abc import Iterator
-from dataclasses import asdict
+from collections.abc import Callable, Iterator
 from functools import partial
 from pathlib import Path
 from typing import Any
 
 import ray
+import torch
 from ray.rllib.algorithms.algorithm import Algorithm
 from ray.rllib.algorithms.ppo import PPOConfig
-from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
+from ray.rllib.core import DEFAULT_MODULE_ID
 from ray.rllib.core.rl_module.rl_module import RLModuleSpec
-from ray.rllib.env.wrappers.pettingzoo_env import PettingZooEnv
+from ray.rllib.utils.metrics import NUM_ENV_STEPS_SAMPLED_LIFETIME
 from ray.tune.registry import register_env
 
-from skyjo_env.pettingzoo_env import raw_env
-from skyjo_env.train.rllib_module import MAIN, MaskedActorCritic
-from skyjo_env.train.rllib_run import RLlibRun
+from skyjo_env.spaces import action_space
+from skyjo_env.train.config import CHECKPOINT, SELF, TrainConfig
+from skyjo_env.train.networks import resolve_precision
+from skyjo_env.train.progress import Progress
+from skyjo_env.train.rllib_env import ENV_NAME, make_env, observation_space
+from skyjo_env.train.rllib_module import SkyjoModule
+from skyjo_env.train.rllib_runner import SkyjoEnvRunner
+from skyjo_env.train.runs import (
+    TrainOutcome,
+    agent_policy,
+    check_resume,
+    check_run_folder,
+    finish,
+    read_state,
+    remove_run_files,
+    run_evaluation,
+    warm_start,
+    write_checkpoint,
+)
+from skyjo_env.train.selfplay import OpponentPool
 
-ENV_NAME = "skyjo_aec"
-FROZEN = "frozen"
-CHECKPOINT_DIR = "checkpoint"
-#: Object store of a local Ray: small, since only weights and sample batches travel through it.
+#: Object store of a local Ray: small, since only weights and rollouts travel through it.
 LOCAL_OBJECT_STORE_BYTES = 512 * 1024**2
+#: The folder of the RLlib algorithm (learner, optimiser, EnvRunner states) inside a run's checkpoint.
+ALGORITHM = "algorithm"
 
 
-def make_env(config: dict[str, Any]) -> PettingZooEnv:
-    """The environment creator registered as :data:`ENV_NAME`: ``config`` holds ``raw_env`` options."""
-    return PettingZooEnv(raw_env(**dict(config)))
+def module_spec(config: TrainConfig) -> RLModuleSpec:
+    """The learner's RLModule: the sb3 backend's networks (:class:`SkyjoModule`) over the EnvRunners' observations."""
+    model = {"net_arch": list(config.net_arch), "activation": config.activation,
+             "precision": resolve_precision(config.precision)}  # fmt: skip
+    return RLModuleSpec(module_class=SkyjoModule, observation_space=observation_space(config),
+                        action_space=action_space(), model_config=model)  # fmt: skip
 
 
-def shared_mapping(agent_id: str, episode: Any, **kwargs: Any) -> str:
-    """Every seat is played by MAIN."""
-    return MAIN
-
-
-def frozen_mapping(agent_id: str, episode: Any, players: int, **kwargs: Any) -> str:
-    """MAIN plays one seat per game, chosen by the episode id; FROZEN plays the others."""
-    main_seat = zlib.crc32(str(episode.id_).encode()) % players
-    return MAIN if agent_id == f"player_{main_seat}" else FROZEN
-
-
-def build_config(run: RLlibRun) -> PPOConfig:
-    """The PPO algorithm config of ``run`` (new API stack, one local learner)."""
-    modules = [MAIN] if run.self_play == "shared" else [MAIN, FROZEN]
-    mapping = shared_mapping if run.self_play == "shared" else partial(frozen_mapping, players=run.players)
-    module = RLModuleSpec(module_class=MaskedActorCritic, model_config={"hidden": list(run.net_arch)})
+def build_config(config: TrainConfig) -> PPOConfig:
+    """RLlib's PPO with the recipe's settings: one rollout is ``env_runners x num_envs x n_steps``
+    learner steps, updated as the sb3 backend does (minibatches, epochs, clip, entropy and value
+    coefficients, gradient norm, no KL penalty, no value clipping, the learning-rate schedule)."""
+    c = config
+    lr: Any = (
+        [[0, c.learning_rate], [c.total_timesteps, 0.0]] if c.learning_rate_schedule == "linear" else c.learning_rate
+    )
     return (
         PPOConfig()
-        # RLlib's env pre-check steps unmasked random actions, which raw_env rejects as illegal.
-        .environment(ENV_NAME, env_config=run.env_config(), disable_env_checking=True)
-        .multi_agent(policies=set(modules), policy_mapping_fn=mapping, policies_to_train=[MAIN])
-        .rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs={m: module for m in modules}))
+        .environment(ENV_NAME, env_config={"train_config": c.to_dict()}, disable_env_checking=True)
         .env_runners(
-            num_env_runners=run.env_runners,
-            num_envs_per_env_runner=run.envs_per_runner,
+            num_env_runners=c.env_runners,
+            num_envs_per_env_runner=c.num_envs,
             num_cpus_per_env_runner=1,
-            rollout_fragment_length="auto",
+            gym_env_vectorize_mode="vector_entry_point",
+            env_runner_cls=SkyjoEnvRunner,
+            rollout_fragment_length=c.n_steps,
         )
+        .rl_module(rl_module_spec=module_spec(c))
         .learners(num_learners=0)
         .training(
-            train_batch_size_per_learner=run.train_batch_size,
-            minibatch_size=run.batch_size,
-            num_epochs=run.n_epochs,
-            lr=run.learning_rate,
-            gamma=run.gamma,
-            lambda_=run.gae_lambda,
-            clip_param=run.clip_range,
-            entropy_coeff=run.ent_coef,
-            # Round-score returns are tens of points: clipping the value loss would stall the critic.
+            train_batch_size_per_learner=c.env_runners * c.num_envs * c.n_steps,
+            minibatch_size=c.batch_size,
+            num_epochs=c.n_epochs,
+            lr=lr,
+            gamma=c.gamma,
+            lambda_=c.gae_lambda,
+            clip_param=c.clip_range,
+            entropy_coeff=c.ent_coef,
+            vf_loss_coeff=c.vf_coef,
             vf_clip_param=float("inf"),
+            use_kl_loss=False,
+            grad_clip=c.max_grad_norm,
+            grad_clip_by="global_norm",
         )
-        .debugging(seed=run.seed)
+        .debugging(seed=c.seed)
     )
 
 
 @contextlib.contextmanager
-def ray_session(address: str | None, num_cpus: int | None) -> Iterator[None]:
-    """Join the cluster at ``address`` or start a local Ray; shut down only what this started.
-
-    An already initialised Ray (for example a test's) is used as it is and left running.
-    """
+def ray_session(address: str | None, num_cpus: int) -> Iterator[None]:
+    """Join the cluster at ``address`` or start a local Ray of ``num_cpus`` CPUs; shut down only what
+    this started. An already initialised Ray (a test's, a notebook's) is used as it is and left running."""
     if ray.is_initialized():
         yield
         return
     if address:
-        ray.init(address=address)
+        ray.init(address=address, log_to_driver=True)
     else:
         ray.init(num_cpus=num_cpus, include_dashboard=False, object_store_memory=LOCAL_OBJECT_STORE_BYTES)
     try:
@@ -123,95 +129,185 @@ def ray_session(address: str | None, num_cpus: int | None) -> Iterator[None]:
         ray.shutdown()
 
 
-def sync_frozen(algo: Algorithm) -> None:
-    """Copy MAIN's learner weights into FROZEN, in the learner and in every EnvRunner.
-
-    The EnvRunners are updated with a blocking call: RLlib's own weight sync is fire-and-forget
-    and drops the call to a runner still busy with an earlier one, which would leave a stale
-    frozen copy unnoticed.
-    """
-    weights = algo.learner_group.get_weights([MAIN])[MAIN]
-    algo.learner_group.set_weights({FROZEN: weights})
-    algo.env_runner_group.foreach_env_runner(partial(_set_frozen, weights=weights))
+def sample(runner: Any, *, steps: int, state: Any, opponents: Any) -> list[Any]:
+    """On an EnvRunner: take the learner's weights (``state``), the opponent pool (if given), and
+    sample about ``steps`` learner steps; the episodes (chunks of them) of that rollout."""
+    runner.set_state(state)
+    if opponents is not None:
+        runner.env.unwrapped.set_opponents(*opponents)
+    return runner.sample(num_timesteps=steps, explore=True)
 
 
-def _set_frozen(runner: Any, weights: dict[str, Any]) -> None:
-    runner.module[FROZEN].set_state(weights)
+def node_id(runner: Any) -> str:
+    """On an EnvRunner: the Ray node it runs on."""
+    return ray.get_runtime_context().get_node_id()
 
 
-def summarise(iteration: int, result: dict[str, Any], seconds: float) -> dict[str, Any]:
-    """The figures of one ``Algorithm.train()`` result kept in ``progress.jsonl`` (NaN as None)."""
-    runners = result.get("env_runners", {})
-    learner = result.get("learners", {}).get(MAIN, {})
-    faults = result.get("fault_tolerance", {})
-    row = {
-        "iteration": iteration,
-        "seconds": seconds,
-        "env_steps": runners.get("num_env_steps_sampled_lifetime"),
-        "episodes": runners.get("num_episodes_lifetime"),
-        "episode_len_mean": runners.get("episode_len_mean"),
-        "main_return_mean": runners.get("module_episode_returns_mean", {}).get(MAIN),
-        "seat_return_mean": runners.get("agent_episode_returns_mean", {}),
-        "policy_loss": learner.get("policy_loss"),
-        "vf_loss": learner.get("vf_loss"),
-        "entropy": learner.get("entropy"),
-        "healthy_env_runners": faults.get("num_healthy_workers"),
-        "env_runner_restarts": faults.get("num_remote_worker_restarts"),
-    }
-    return {k: _plain(v) for k, v in row.items()}
+class RLlibRun:
+    """One RLlib training run: its config, PPO algorithm, opponent pool and output files."""
 
+    def __init__(
+        self, config: TrainConfig, resume: Path | None, *, overwrite: bool, progress: bool, say: Callable[[str], None]
+    ) -> None:
+        self.config = c = config
+        self.started = time.perf_counter()
+        self.show_progress = progress
+        self.say = say
+        self.out = Path(c.out_dir)
+        self.pool = OpponentPool(c.opponents, c.pool_size, rules=c.game_rules, seed=c.seed,
+                                 player_counts=c.player_counts if c.mixed else None)  # fmt: skip
+        register_env(ENV_NAME, make_env)
+        self.algo: Algorithm = build_config(c).build_algo()
+        self.module = module_spec(c).build()  # the driver's copy of the learner, for snapshots and evaluations
+        self.timesteps = 0
+        self.previous_seconds = 0.0
+        if resume is not None:
+            state = read_state(resume)
+            self.algo.restore_from_path(str((resume / ALGORITHM).resolve()))
+            self.pool.load(resume / "pool")
+            self.timesteps, self.previous_seconds = state["timesteps"], state["seconds"]
+        elif overwrite:
+            remove_run_files(self.out)
+        self.out.mkdir(parents=True, exist_ok=True)
+        c.save(self.out / "config.json")
+        nodes = len(set(self.algo.env_runner_group.foreach_env_runner(node_id, local_env_runner=False)))
+        say(f"networks: hidden layers {list(c.net_arch)} ({c.activation}) in {resolve_precision(c.precision)}; "
+            f"RLlib: {c.env_runners} EnvRunner{'s' * (c.env_runners > 1)} of {c.num_envs:,} games on "
+            f"{nodes} node{'s' * (nodes > 1)}")  # fmt: skip
+        self._pull()
+        if resume is None and c.warm_start is not None:
+            warm_start(self.module.policy, c, self.out, say=say, progress=progress)
+            self.algo.learner_group.set_weights({DEFAULT_MODULE_ID: self.module.get_state()})
+        if SELF in c.opponents and not self.pool.snapshots:
+            self.add_snapshot()
+        self.pool_changed = True
 
-def _plain(value: Any) -> Any:
-    """JSON-ready: numpy scalars as Python numbers, NaN as None, dicts converted entry by entry."""
-    if isinstance(value, dict):
-        return {k: _plain(v) for k, v in sorted(value.items())}
-    if hasattr(value, "item"):
-        value = value.item()
-    if isinstance(value, float):
-        return None if math.isnan(value) else round(value, 6)
-    return value
+    # -------------------------------------------------------------- the learner's weights
+    def _pull(self) -> None:
+        """Copy the learner's current weights into the driver's module."""
+        self.module.set_state(self.algo.learner_group.get_weights([DEFAULT_MODULE_ID])[DEFAULT_MODULE_ID])
 
+    def agent(self, name: str = "ppo") -> Any:
+        """The learner as a numpy policy (the driver's module, as of the last :meth:`_pull`)."""
+        return agent_policy(self.module.policy, self.config, self.timesteps, name)
 
-def train(run: RLlibRun, verbose: bool = True) -> Path:
-    """Train ``run``; returns the checkpoint folder (``run.out_dir/checkpoint``).
+    def add_snapshot(self) -> None:
+        self.pool.add(self.agent(f"snapshot@{self.timesteps}"))
+        self.pool_changed = True
 
-    ``run.num_cpus`` sizes a local Ray (default ``env_runners + 1``: one per EnvRunner plus the
-    driver's learner); it is ignored with ``run.address`` or an already initialised Ray.
-    """
-    out = Path(run.out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "config.json").write_text(json.dumps(asdict(run), indent=2) + "\n")
-    checkpoint = out / CHECKPOINT_DIR
-    register_env(ENV_NAME, make_env)
-    with ray_session(run.address, run.num_cpus if run.num_cpus is not None else run.env_runners + 1):
-        algo = build_config(run).build_algo()
+    def request(self, steps: int) -> None:
+        """Ask every EnvRunner for a rollout of ``steps`` learner steps, with the learner's weights now."""
+        state = {"rl_module": {DEFAULT_MODULE_ID: self.module.get_state(inference_only=True)}}
+        opponents = self.pool.policies_and_weights() if self.pool_changed else None
+        self.pool_changed = False
+        self.algo.env_runner_group.foreach_env_runner_async(
+            partial(sample, steps=steps, state=state, opponents=opponents), tag="sample"
+        )
+
+    def collect(self) -> list[Any]:
+        """The rollouts of the last :meth:`request`, from every EnvRunner."""
+        group = self.algo.env_runner_group
+        rollouts: list[Any] = []
+        pending = group.num_healthy_remote_env_runners()
+        while pending:
+            ready = group.fetch_ready_async_reqs(tags="sample", timeout_seconds=1.0)
+            for _, episodes in ready:
+                rollouts.extend(episodes)
+            pending -= len(ready)
+        return rollouts
+
+    def update(self, episodes: list[Any]) -> None:
+        """One PPO update on ``episodes``; the driver's module then holds the new weights."""
+        c = self.config
+        self.timesteps += sum(len(e) for e in episodes)
+        threads = torch.get_num_threads()
+        torch.set_num_threads(1 if c.overlap else c.update_threads)  # overlapped: the EnvRunner has the other core
         try:
-            if run.self_play == "frozen":
-                sync_frozen(algo)
-            with open(out / "progress.jsonl", "w") as log:
-                for i in range(1, run.iterations + 1):
-                    started = time.perf_counter()
-                    row = summarise(i, algo.train(), time.perf_counter() - started)
-                    log.write(json.dumps(row) + "\n")
-                    log.flush()
-                    if verbose:
-                        print(json.dumps(row))
-                    if run.self_play == "frozen" and i % run.sync_every == 0:
-                        sync_frozen(algo)
-                    if run.checkpoint_frequency and i % run.checkpoint_frequency == 0 and i < run.iterations:
-                        algo.save_to_path(str(checkpoint.resolve()))
-            algo.save_to_path(str(checkpoint.resolve()))
+            self.algo.learner_group.update(
+                episodes=episodes, timesteps={NUM_ENV_STEPS_SAMPLED_LIFETIME: self.timesteps},
+                num_epochs=c.n_epochs, minibatch_size=c.batch_size, shuffle_batch_per_epoch=True,
+            )  # fmt: skip
         finally:
-            algo.stop()
-    return checkpoint
+            torch.set_num_threads(threads)
+        self._pull()
+
+    def run_evaluation(self) -> dict[str, dict[str, float]]:
+        return run_evaluation(self.agent(), self.config, self.out, self.timesteps, say=self.say,
+                              progress=self.show_progress)  # fmt: skip
+
+    def save_checkpoint(self) -> None:
+        folder = self.out / CHECKPOINT
+        folder.mkdir(parents=True, exist_ok=True)
+        self.algo.save_to_path(str((folder / ALGORITHM).resolve()))
+        self.pool.save(folder / "pool")
+        write_checkpoint(folder, self.module.policy, self.config, self.timesteps,
+                         self.previous_seconds + time.perf_counter() - self.started)  # fmt: skip
+
+    # -------------------------------------------------------------- the loop
+    def learn(self) -> None:
+        c = self.config
+        rollout = c.num_envs * c.n_steps  # per EnvRunner
+        end = None if c.time_limit_minutes is None else self.started + 60 * c.time_limit_minutes
+        marks = {name: (self.timesteps // every + 1) * every
+                 for name, every in (("snapshot", c.snapshot_every), ("eval", c.eval_every), ("checkpoint", c.checkpoint_every))
+                 if every and (name != "snapshot" or SELF in c.opponents)}  # fmt: skip
+        with Progress(c.total_timesteps, "PPO", "steps", enabled=self.show_progress, start=self.timesteps) as bar:
+            self.request(rollout)
+            while True:
+                episodes = self.collect()
+                last = self.timesteps + sum(len(e) for e in episodes) >= c.total_timesteps or (
+                    end is not None and time.perf_counter() >= end
+                )
+                if c.overlap and not last:
+                    self.request(rollout)  # sampled with the weights before this update
+                self.update(episodes)
+                bar.set(min(self.timesteps, c.total_timesteps))
+                if last:
+                    break
+                for name, at in list(marks.items()):
+                    if self.timesteps >= at:
+                        every = {"snapshot": c.snapshot_every, "eval": c.eval_every, "checkpoint": c.checkpoint_every}[
+                            name
+                        ]
+                        marks[name] = (self.timesteps // every + 1) * every
+                        {
+                            "snapshot": self.add_snapshot,
+                            "eval": self.run_evaluation,
+                            "checkpoint": self.save_checkpoint,
+                        }[name]()
+                if not c.overlap:
+                    self.request(rollout)
+            bar.close(
+                "" if self.timesteps >= c.total_timesteps else f"time limit of {c.time_limit_minutes:g} min reached"
+            )
+        self.save_checkpoint()
 
 
-def main(argv: list[str] | None = None) -> int:
-    """``python -m skyjo_env.train.rllib_ppo``: the same as ``skyjo train --backend rllib``; the exit status."""
-    from skyjo_env.train.cli import main as skyjo
+def train(
+    config: TrainConfig,
+    resume: str | Path | None = None,
+    *,
+    overwrite: bool = False,
+    progress: bool = True,
+    say: Callable[[str], None] = print,
+) -> TrainOutcome:
+    """Train (or resume, from the checkpoint folder ``resume``) a run on Ray RLlib, export ``agent.npz``
+    and measure it against the heuristics: :func:`skyjo_env.train.ppo.train`'s contract, on RLlib.
 
-    return skyjo(["train", "--backend", "rllib", *(sys.argv[1:] if argv is None else argv)])
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+    Without ``config.address`` a local Ray of ``env_runners + 1`` CPUs is started and shut down at the
+    end (also after an error); with it the run joins that cluster and leaves it running.
+    """
+    started = time.perf_counter()
+    resume = None if resume is None else Path(resume)
+    check_run_folder(Path(config.out_dir), resume=resume is not None, overwrite=overwrite)
+    check_resume(config, resume)
+    with ray_session(config.address, config.env_runners + 1):
+        run = RLlibRun(config, resume, overwrite=overwrite, progress=progress, say=say)
+        try:
+            before = run.timesteps
+            run.learn()
+        finally:
+            run.algo.stop()
+        return finish(run.module.policy, config, run.out, timesteps=run.timesteps, run_timesteps=run.timesteps - before,
+                      started=started, previous_seconds=run.previous_seconds, progress=progress,
+                      evaluate_now=lambda agent, t: run_evaluation(agent, config, run.out, t, say=say, progress=progress))  # fmt: skip

@@ -1,0 +1,263 @@
+"""What every training backend shares: the run folder, the warm start, the agent, its evaluations and
+the final report.
+
+A backend (sb3: :mod:`skyjo_env.train.ppo`; RLlib: :mod:`skyjo_env.train.rllib_ppo`) trains a
+:class:`~skyjo_env.train.networks.SkyjoPolicy` under one :class:`~skyjo_env.train.config.TrainConfig`
+and leaves the same folder behind: ``config.json``, ``warm_start.json``, ``eval.jsonl``,
+``results.json``, ``agent.npz`` (the actor as a numpy :class:`~skyjo_env.agents.mlp_policy.MLPPolicy`)
+and ``checkpoint/`` (to resume). This module holds those steps once.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from skyjo_env.agents import specs
+from skyjo_env.agents.mlp_policy import MLPPolicy
+from skyjo_env.train.config import CHECKPOINT, TrainConfig
+from skyjo_env.train.imitation import clone, collect, concatenate, softened_teacher
+from skyjo_env.train.networks import SkyjoPolicy
+from skyjo_env.train.progress import Progress, duration
+from skyjo_env.train.selfplay import snapshot
+from skyjo_env.train.tournament import TournamentResult, games_played, run_tournament
+
+#: What a run writes into its folder; ``overwrite`` removes exactly these.
+RUN_FILES = (
+    "config.json",
+    "warm_start.json",
+    "eval.jsonl",
+    "results.json",
+    specs.AGENT_FILE,
+    CHECKPOINT,
+    "tensorboard",
+)
+
+
+@dataclass
+class TrainOutcome:
+    """Where a run left its agent, how it fared, and how long it took."""
+
+    agent_path: Path
+    agent_name: str
+    final_eval: dict[str, dict[str, float]]  #: head-to-head figures against each evaluation agent (and table size)
+    tournament: TournamentResult | None  #: the final tournament (``None`` for mixed tables: see ``final_eval``)
+    timesteps: int  #: learner steps of the run in total (all resumes)
+    run_timesteps: int  #: learner steps of this call
+    seconds: float  #: wall time of this call
+    total_seconds: float  #: wall time of the run in total (all resumes)
+
+
+# ---------------------------------------------------------------------------- the run folder
+def check_run_folder(out: Path, *, resume: bool, overwrite: bool) -> None:
+    """``ValueError`` unless ``out`` may hold this run: a folder (or nothing yet), and, unless the run
+    resumes it or ``overwrite`` is given, without an earlier run's files."""
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"--out {out} is a file, not a folder")
+    if resume and overwrite:
+        raise ValueError("--resume continues a run and --overwrite starts one afresh: give one of them")
+    if not resume and not overwrite:
+        found = [name for name in RUN_FILES if (out / name).exists()]
+        if found:
+            raise ValueError(
+                f"{out} already holds a run ({', '.join(found)}); resume it with --resume {out}, "
+                "start it afresh with --overwrite, or choose another --out"
+            )
+
+
+def remove_run_files(out: Path) -> None:
+    """Remove an earlier run's files from ``out`` (nothing else)."""
+    for name in RUN_FILES:
+        path = out / name
+        if path.is_dir():
+            shutil.rmtree(path)
+        elif path.exists():
+            path.unlink()
+
+
+def read_state(folder: Path) -> dict[str, Any]:
+    """A checkpoint's ``state.json`` (learner steps and seconds trained); ``ValueError`` if unreadable."""
+    try:
+        state = json.loads((folder / "state.json").read_text())
+        timesteps, seconds = state["timesteps"], float(state.get("seconds", 0.0))
+        if isinstance(timesteps, bool) or not isinstance(timesteps, int) or timesteps < 0:
+            raise ValueError(f"timesteps={timesteps!r} is not a step count")
+    except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise ValueError(f"checkpoint {folder} has no readable state.json: {exc}") from None
+    return {"timesteps": timesteps, "seconds": seconds}
+
+
+def write_checkpoint(folder: Path, policy: SkyjoPolicy, config: TrainConfig, timesteps: int, seconds: float) -> None:
+    """What every backend's checkpoint holds besides its learner's own files: ``config.json``,
+    ``state.json`` (learner steps and seconds trained, all resumes together) and ``agent.npz`` (the
+    actor then, so that the checkpoint folder plays as an agent spec)."""
+    config.save(folder / "config.json")
+    agent_policy(policy, config, timesteps, name="checkpoint").save(folder / specs.AGENT_FILE)
+    (folder / "state.json").write_text(json.dumps({"timesteps": int(timesteps), "seconds": seconds}) + "\n")
+
+
+def check_resume(config: TrainConfig, resume: Path | None) -> None:
+    """``ValueError`` unless the checkpoint ``resume`` has fewer steps than ``config.total_timesteps``."""
+    if resume is None:
+        return
+    done = read_state(resume)["timesteps"]
+    if config.total_timesteps <= done:
+        raise ValueError(
+            f"total_timesteps={config.total_timesteps:,} is not above the {done:,} steps the run has done; "
+            "give a larger --total-timesteps to train on"
+        )
+
+
+# ---------------------------------------------------------------------------- warm start
+def warm_start(
+    policy: SkyjoPolicy, config: TrainConfig, out: Path, *, say: Callable[[str], None], progress: bool
+) -> None:
+    """Behaviour-clone the teacher ``config.warm_start`` into ``policy`` (written to ``warm_start.json``)."""
+    c = config
+    counts = c.player_counts
+    teachers = [specs.make(c.warm_start, rules=c.table_rules(p), seed=c.seed + k) for k, p in enumerate(counts)]
+    temperature = c.warm_start_temperature if softened_teacher(teachers[0], c.warm_start_temperature) else 0.0
+    epochs = f"{c.warm_start_epochs} epoch" + ("" if c.warm_start_epochs == 1 else "s")
+    softened = f", softened at {temperature:g} point" + ("" if temperature == 1 else "s") if temperature else ""
+    say(f"warm start: cloning {c.warm_start}'s play ({c.warm_start_samples:,} turns, {epochs}{softened})")
+    share = c.warm_start_samples // len(counts)  # each table size's turns
+    parts = []
+    with Progress(share * len(counts), "warm start: collecting", "turns", enabled=progress) as bar:
+        for k, (players, teacher) in enumerate(zip(counts, teachers)):
+            done = k * share  # turns of the earlier table sizes
+
+            def report(turns: int, done: int = done) -> None:
+                bar.set(done + turns)
+
+            parts.append(collect(teacher, c.table_rules(players), share, gamma=c.gamma, reward=c.reward,
+                                 reward_scale=c.reward_scale, advice=c.advice, obs_type="padded" if c.mixed else "table",
+                                 temperature=temperature, seed=c.seed + 1 + k, progress=report))  # fmt: skip
+    demos = concatenate(parts)
+    with Progress(c.warm_start_epochs, "warm start: fitting", "epochs", enabled=progress) as bar:
+        threads = torch.get_num_threads()
+        torch.set_num_threads(c.update_threads)  # fitting is torch alone: the games wait
+        try:
+            history = clone(policy, demos, epochs=c.warm_start_epochs, seed=c.seed, progress=bar.set)
+        finally:
+            torch.set_num_threads(threads)
+    record = {"teacher": c.warm_start, "temperature": temperature, "turns": len(demos), "epochs": history}
+    (out / "warm_start.json").write_text(json.dumps(record, indent=2) + "\n")
+    say(f"warm start: {len(demos):,} turns kept, agreement with {c.warm_start} {history[-1]['agreement']:.3f}")
+
+
+# ---------------------------------------------------------------------------- the agent and its evaluations
+def agent_policy(policy: SkyjoPolicy, config: TrainConfig, timesteps: int, name: str = "ppo") -> MLPPolicy:
+    """The learner's current actor as a greedy numpy policy (its metadata: players, rules, steps, config)."""
+    metadata = {
+        "players": config.players, "rules": config.game_rules.to_dict(), "timesteps": int(timesteps),
+        "config": config.to_dict(),
+    }  # fmt: skip
+    if config.mixed:
+        metadata["player_counts"] = list(config.player_counts)
+    return snapshot(policy, config.activation, name, metadata, config.advice)
+
+
+def evaluate(
+    policy: MLPPolicy, config: TrainConfig, games: int, seed: int, progress: bool | Progress = False
+) -> dict[str, dict[str, float]]:
+    """Win rate (with its 95% interval) and mean game total of ``policy`` against each evaluation agent.
+
+    The learner plays every seat in turn against ``players - 1`` copies of the agent (``games``
+    rounded up to whole rotations of the seats); ``progress`` reports the games of all of them.
+    Mixed tables are evaluated at each table size, keyed ``"name@Pp"``.
+    """
+    out = {}
+    for players in config.player_counts:
+        rules = config.table_rules(players)
+        for i, name in enumerate(config.eval_opponents):
+            others = [specs.make(name, rules=rules, seed=seed + i * 10 + k) for k in range(players - 1)]
+            result = run_tournament([policy, *others], players, games, rules=rules, seed=seed + i, progress=progress)
+            mine = result.agents[0]
+            out[f"{name}@{players}p" if config.mixed else name] = {
+                "win_rate": mine.win_rate, "win_ci_low": mine.win_ci[0], "win_ci_high": mine.win_ci[1],
+                "mean_game_total": mine.mean_game_total,
+            }  # fmt: skip
+    return out
+
+
+def describe(figures: dict[str, dict[str, float]]) -> str:
+    """Evaluation figures as one line: ``counting 0.512 (0.481-0.543), ...``."""
+    return ", ".join(
+        f"{name} {f['win_rate']:.3f} ({f['win_ci_low']:.3f}-{f['win_ci_high']:.3f})" for name, f in figures.items()
+    )
+
+
+def run_evaluation(
+    policy: MLPPolicy, config: TrainConfig, out: Path, timesteps: int, *, say: Callable[[str], None], progress: bool
+) -> dict[str, dict[str, float]]:
+    """Evaluate against each evaluation agent: said, and appended to ``eval.jsonl``; returns the figures."""
+    c = config
+    # Each opponent plays the learner in whole rotations of the seats (the learner and P - 1 copies).
+    games = sum(games_played(c.eval_games, p) for p in c.player_counts) * len(c.eval_opponents)
+    with Progress(games, f"evaluation at {timesteps:,} steps", "games", enabled=progress) as bar:
+        figures = evaluate(policy, c, c.eval_games, seed=timesteps, progress=bar)
+    with open(out / "eval.jsonl", "a") as log:
+        log.write(json.dumps({"timesteps": int(timesteps), "vs": figures}) + "\n")
+    say(f"evaluation at {timesteps:,} steps ({c.eval_games:,} games each), win rate vs {describe(figures)}")
+    return figures
+
+
+def final_tournament(agent: MLPPolicy, config: TrainConfig, progress: bool) -> TournamentResult:
+    """The agent and the evaluation agents in a tournament of ``config.final_games`` games."""
+    rules = config.game_rules
+    pool = [agent] + [specs.make(n, rules=rules, seed=config.seed + i) for i, n in enumerate(config.eval_opponents)]
+    games = games_played(config.final_games, len(pool))
+    with Progress(games, "final tournament", "games", enabled=progress) as bar:
+        return run_tournament(pool, rules.num_players, config.final_games, rules=rules, seed=config.seed, progress=bar)
+
+
+def finish(
+    policy: SkyjoPolicy,
+    config: TrainConfig,
+    out: Path,
+    *,
+    timesteps: int,
+    run_timesteps: int,
+    started: float,
+    previous_seconds: float,
+    evaluate_now: Callable[[MLPPolicy, int], dict[str, dict[str, float]]],
+    progress: bool,
+) -> TrainOutcome:
+    """Export ``agent.npz``, evaluate it (``evaluate_now(agent, timesteps)``), play the final tournament
+    and write ``results.json``."""
+    name = specs.trained_agent_name(out)
+    agent = agent_policy(policy, config, timesteps, name=name)
+    agent_path = out / specs.AGENT_FILE
+    agent.save(agent_path)
+    figures = evaluate_now(agent, timesteps)
+    result = None if config.mixed else final_tournament(agent, config, progress)
+    (out / "results.json").write_text(
+        json.dumps({"final_eval": figures, "tournament": None if result is None else result.to_dict()}, indent=2) + "\n"
+    )
+    seconds = time.perf_counter() - started
+    return TrainOutcome(
+        agent_path, name, figures, result, timesteps, run_timesteps, seconds, previous_seconds + seconds
+    )
+
+
+def print_outcome(outcome: TrainOutcome, config: TrainConfig) -> None:
+    """The final report of ``skyjo train``, whichever backend trained: the tournament table, the
+    head-to-head figures and where the agent is."""
+    from skyjo_env.train.report import print_table
+
+    if outcome.tournament is not None:
+        print_table(outcome.tournament)
+    print(f"head to head ({config.eval_games:,} games each, seats rotated), {outcome.agent_name} wins against:")
+    for name, f in outcome.final_eval.items():
+        print(f"  {name:<12} {f['win_rate']:.3f} (95% CI {f['win_ci_low']:.3f}-{f['win_ci_high']:.3f})")
+    print(
+        f"this run: {outcome.run_timesteps:,} steps in {duration(outcome.seconds)}; "
+        f"in total: {outcome.timesteps:,} steps in {duration(outcome.total_seconds)}; agent: {outcome.agent_path}"
+    )
