@@ -154,7 +154,14 @@ def test_a_short_run_improves_on_random_and_resumes(local_ray, tmp_path):
         run.algo.stop()
     outcome = rllib_ppo.train(config, overwrite=True, progress=False, say=lambda _: None)
     out = tmp_path / "run"
-    for name in ("config.json", "eval.jsonl", "results.json", "agent.npz", "checkpoint/agent.npz", "checkpoint/state.json"):
+    for name in (
+        "config.json",
+        "eval.jsonl",
+        "results.json",
+        "agent.npz",
+        "checkpoint/agent.npz",
+        "checkpoint/state.json",
+    ):
         assert (out / name).exists(), name
     after = agents.load(out)
     for policy in (before, after):

@@ -23,13 +23,22 @@ def test_with_no_option_both_backends_run_the_main_jobs_recipe():
     sb3, rllib = config_of(), config_of("--backend", "rllib")
     assert sb3.to_dict() | {"out_dir": None} == rllib.to_dict() | {"out_dir": None}
     assert (sb3.out_dir, rllib.out_dir) == ("runs/ppo-2p", "runs/rllib-2p")
-    assert rllib.warm_start == "counting" and rllib.advice == "counting" and rllib.opponents == {"counting": 0.85, "self": 0.15}
+    assert (
+        rllib.warm_start == "counting"
+        and rllib.advice == "counting"
+        and rllib.opponents == {"counting": 0.85, "self": 0.15}
+    )
 
 
 def test_flags_make_the_rllib_run_with_the_rule_options():
     config = config_of("--backend", "rllib", "--players", "3-5", "--address", "head:6379", "--env-runners", "4",
                        "--net-arch", "64", "64", "--no-column-rule", "--end-score", "50")  # fmt: skip
-    assert (config.players, config.env_runners, config.address, config.net_arch) == ([3, 4, 5], 4, "head:6379", [64, 64])
+    assert (config.players, config.env_runners, config.address, config.net_arch) == (
+        [3, 4, 5],
+        4,
+        "head:6379",
+        [64, 64],
+    )
     assert config.rules == {"column_rule": False, "end_score": 50}  # the shared rule flags (R13, R19)
     assert config.out_dir == "runs/rllib-3-5p"
 
