@@ -49,9 +49,9 @@ def play_one(client: TestClient, view: dict) -> dict:
     """One move: the person's if it is their turn, else the agent's."""
     game = view["id"]
     if view["legal"]:
-        response = client.post(f"/api/games/{game}/moves", json={"action": my_action(view)})
+        response = client.post(f"/api/games/{game}/moves", json={"action": my_action(view), "step": view["step"]})
     else:
-        response = client.post(f"/api/games/{game}/advance")
+        response = client.post(f"/api/games/{game}/advance", json={"step": view["step"]})
     assert response.status_code == 200, response.json()
     return response.json()
 
@@ -138,7 +138,7 @@ def test_a_spectator_game_is_advanced_by_its_agents_and_downloadable_at_any_time
     game = view["id"]
     early = client.get(f"/api/games/{game}/snapshot").json()
     assert early == replayed(view["rules"], 3, [])
-    refused = client.post(f"/api/games/{game}/moves", json={"action": FLIP})
+    refused = client.post(f"/api/games/{game}/moves", json={"action": FLIP, "step": 0})
     assert "spectator game" in error(refused, 409)
     view, actions = play_to_end(client, view)
     assert client.get(f"/api/games/{game}/snapshot").json() == replayed(view["rules"], 3, actions)
@@ -212,7 +212,7 @@ def test_a_bad_new_game_is_refused_naming_the_problem(
 ) -> None:
     response = client.post("/api/games", content=body, headers={"content-type": "application/json"})
     assert message in error(response, 400)
-    assert not list(folder.iterdir())  # no game was made
+    assert not folder.exists()  # no game was made, not even the folder
 
 
 @pytest.mark.parametrize("action", [DRAW, 1, FLIP - 1, 26, -1, "draw", 1.5, None, True, [FLIP]])
@@ -221,7 +221,7 @@ def test_an_illegal_move_is_refused_with_the_legal_ones_and_changes_nothing(
 ) -> None:
     view = start(client, [PERSON, "counting"])  # setup: only flips are legal (R5)
     before = (folder / f"{view['id']}.json").read_bytes()
-    response = client.post(f"/api/games/{view['id']}/moves", json={"action": action})
+    response = client.post(f"/api/games/{view['id']}/moves", json={"action": action, "step": 0})
     assert error(response, 400).startswith("move refused: ")
     assert response.json()["legal"] == view["legal"]
     assert client.get(f"/api/games/{view['id']}").json() == view
@@ -231,20 +231,21 @@ def test_an_illegal_move_is_refused_with_the_legal_ones_and_changes_nothing(
 def test_moves_out_of_turn_are_refused(client: TestClient) -> None:
     view = start(client, ["counting", PERSON])  # seat 0, the agent, flips first (R5)
     game = view["id"]
-    refused = client.post(f"/api/games/{game}/moves", json={"action": FLIP})
+    refused = client.post(f"/api/games/{game}/moves", json={"action": FLIP, "step": 0})
     assert "not your turn: seat 0 (counting) is to act" in error(refused, 409) and refused.json()["legal"] == []
-    view = client.post(f"/api/games/{game}/advance").json()
-    view = client.post(f"/api/games/{game}/advance").json()
+    view = client.post(f"/api/games/{game}/advance", json={"step": 0}).json()
+    view = client.post(f"/api/games/{game}/advance", json={"step": 1}).json()
     assert view["table"]["current"] == 1 and view["legal"]
-    refused = client.post(f"/api/games/{game}/advance")
+    refused = client.post(f"/api/games/{game}/advance", json={"step": 2})
     assert "it is your turn (seat 1)" in error(refused, 409) and refused.json()["legal"] == view["legal"]
     assert client.get(f"/api/games/{game}").json() == view
 
 
 def test_a_finished_game_takes_no_more_moves(client: TestClient) -> None:
     view, _ = play_to_end(client, start(client, [PERSON, "counting"], {"episode": "round"}))
-    for path, body in (("moves", {"action": DRAW}), ("advance", None)):
-        assert "the game is over" in error(client.post(f"/api/games/{view['id']}/{path}", json=body), 409)
+    for path, body in (("moves", {"action": DRAW}), ("advance", {})):
+        sent = {**body, "step": view["step"]}
+        assert "the game is over" in error(client.post(f"/api/games/{view['id']}/{path}", json=sent), 409)
 
 
 def test_a_human_game_is_downloadable_only_once_over(client: TestClient) -> None:
@@ -302,7 +303,8 @@ def test_no_leak_responses_do_not_depend_on_what_the_viewer_may_not_see(folder: 
         restarted = TestClient(create_app(folder))  # reads the variant from the folder
         assert restarted.get(f"/api/games/{view['id']}").json() == view
         wrong = f"/api/games/{view['id']}/{'advance' if view['legal'] else 'moves'}"  # refused here
-        assert restarted.post(wrong, json={"action": -1}).json() == client.post(wrong, json={"action": -1}).json()
+        sent = {"action": -1, "step": view["step"]}
+        assert restarted.post(wrong, json=sent).json() == client.post(wrong, json=sent).json()
         if view["table"]["phase"] == "over":
             break
         view = play_one(client, view)  # (and writes the real state back)
