@@ -7,24 +7,21 @@ where they are missing the tests skip, saying so.
 from __future__ import annotations
 
 import json
-import socket
-import threading
 import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import uvicorn
 from selenium import webdriver
 from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
 from selenium.webdriver.support.ui import Select, WebDriverWait
+from web_server import serving
 
 from skyjo_env.actions import DRAW, FLIP
-from skyjo_env.train.serve import create_app
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMEDRIVER = Path("/usr/bin/chromedriver")
@@ -37,18 +34,9 @@ GAME_SECONDS = 50
 
 @pytest.fixture
 def server(tmp_path: Path) -> Iterator[str]:
-    """The app under uvicorn on a free loopback port, in a thread; yields its address."""
-    listener = socket.create_server(("127.0.0.1", 0))
-    uvicorn_server = uvicorn.Server(uvicorn.Config(create_app(tmp_path / "games"), log_level="warning"))
-    thread = threading.Thread(target=uvicorn_server.run, kwargs={"sockets": [listener]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not uvicorn_server.started:
-        assert thread.is_alive() and time.monotonic() < deadline, "the server did not start"
-        time.sleep(0.02)
-    yield f"http://127.0.0.1:{listener.getsockname()[1]}/"
-    uvicorn_server.should_exit = True
-    thread.join(10)
+    """The app on a free loopback port; yields its address."""
+    with serving(tmp_path / "games") as address:
+        yield address
 
 
 @pytest.fixture
