@@ -10,7 +10,7 @@ it and exports it again, so no live engine outlives a request and a record on di
 so face-down cards, the draw pile's order and another seat's drawn card never leave the server.
 The full snapshot (:func:`snapshot`) is given out only once nothing is secret any more: a human
 game that is over, or a spectator game. A game the request gives no seed is dealt from a seed drawn
-by :mod:`secrets` and never shown, so no other game (a spectator game's snapshot included) holds its deal.
+by ``secrets`` and never shown, so no other game (a spectator game's snapshot included) holds its deal.
 
 Every view carries ``step``, the number of moves played; a move or an advance names the step it was
 made at and is refused (409, with the game's view now) if the game has moved on since: two tabs, or
@@ -138,7 +138,7 @@ def new_game(body: Any) -> dict[str, Any]:
 
 
 def _seed(seed: Any) -> int:
-    """The seed a request chose, or a secret one drawn by :mod:`secrets` if it chose none."""
+    """The seed a request chose, or a secret one drawn by ``secrets`` if it chose none."""
     if seed is None:
         return secrets.randbits(SEED_BITS)
     if not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed < 2**SEED_BITS:
