@@ -7,15 +7,20 @@ R17 (doubling), R19/R20 (game end, winners).
 from __future__ import annotations
 
 import json
+import socket
+import threading
+import urllib.request
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import numpy as np
 import pytest
 from starlette.testclient import TestClient
+from web_server import serving
 
 from skyjo_env import Rules, SkyjoEngine
-from skyjo_env.actions import DRAW, FLIP, action_name
+from skyjo_env.actions import DRAW, FLIP, TAKE, action_name
 from skyjo_env.observation import size as observation_size
 from skyjo_env.train.serve import create_app
 
@@ -49,9 +54,9 @@ def play_one(client: TestClient, view: dict) -> dict:
     """One move: the person's if it is their turn, else the agent's."""
     game = view["id"]
     if view["legal"]:
-        response = client.post(f"/api/games/{game}/moves", json={"action": my_action(view)})
+        response = client.post(f"/api/games/{game}/moves", json={"action": my_action(view), "step": view["step"]})
     else:
-        response = client.post(f"/api/games/{game}/advance")
+        response = client.post(f"/api/games/{game}/advance", json={"step": view["step"]})
     assert response.status_code == 200, response.json()
     return response.json()
 
@@ -138,7 +143,7 @@ def test_a_spectator_game_is_advanced_by_its_agents_and_downloadable_at_any_time
     game = view["id"]
     early = client.get(f"/api/games/{game}/snapshot").json()
     assert early == replayed(view["rules"], 3, [])
-    refused = client.post(f"/api/games/{game}/moves", json={"action": FLIP})
+    refused = client.post(f"/api/games/{game}/moves", json={"action": FLIP, "step": 0})
     assert "spectator game" in error(refused, 409)
     view, actions = play_to_end(client, view)
     assert client.get(f"/api/games/{game}/snapshot").json() == replayed(view["rules"], 3, actions)
@@ -212,7 +217,7 @@ def test_a_bad_new_game_is_refused_naming_the_problem(
 ) -> None:
     response = client.post("/api/games", content=body, headers={"content-type": "application/json"})
     assert message in error(response, 400)
-    assert not list(folder.iterdir())  # no game was made
+    assert not folder.exists()  # no game was made, not even the folder
 
 
 @pytest.mark.parametrize("action", [DRAW, 1, FLIP - 1, 26, -1, "draw", 1.5, None, True, [FLIP]])
@@ -221,7 +226,7 @@ def test_an_illegal_move_is_refused_with_the_legal_ones_and_changes_nothing(
 ) -> None:
     view = start(client, [PERSON, "counting"])  # setup: only flips are legal (R5)
     before = (folder / f"{view['id']}.json").read_bytes()
-    response = client.post(f"/api/games/{view['id']}/moves", json={"action": action})
+    response = client.post(f"/api/games/{view['id']}/moves", json={"action": action, "step": 0})
     assert error(response, 400).startswith("move refused: ")
     assert response.json()["legal"] == view["legal"]
     assert client.get(f"/api/games/{view['id']}").json() == view
@@ -231,20 +236,21 @@ def test_an_illegal_move_is_refused_with_the_legal_ones_and_changes_nothing(
 def test_moves_out_of_turn_are_refused(client: TestClient) -> None:
     view = start(client, ["counting", PERSON])  # seat 0, the agent, flips first (R5)
     game = view["id"]
-    refused = client.post(f"/api/games/{game}/moves", json={"action": FLIP})
+    refused = client.post(f"/api/games/{game}/moves", json={"action": FLIP, "step": 0})
     assert "not your turn: seat 0 (counting) is to act" in error(refused, 409) and refused.json()["legal"] == []
-    view = client.post(f"/api/games/{game}/advance").json()
-    view = client.post(f"/api/games/{game}/advance").json()
+    view = client.post(f"/api/games/{game}/advance", json={"step": 0}).json()
+    view = client.post(f"/api/games/{game}/advance", json={"step": 1}).json()
     assert view["table"]["current"] == 1 and view["legal"]
-    refused = client.post(f"/api/games/{game}/advance")
+    refused = client.post(f"/api/games/{game}/advance", json={"step": 2})
     assert "it is your turn (seat 1)" in error(refused, 409) and refused.json()["legal"] == view["legal"]
     assert client.get(f"/api/games/{game}").json() == view
 
 
 def test_a_finished_game_takes_no_more_moves(client: TestClient) -> None:
     view, _ = play_to_end(client, start(client, [PERSON, "counting"], {"episode": "round"}))
-    for path, body in (("moves", {"action": DRAW}), ("advance", None)):
-        assert "the game is over" in error(client.post(f"/api/games/{view['id']}/{path}", json=body), 409)
+    for path, body in (("moves", {"action": DRAW}), ("advance", {})):
+        sent = {**body, "step": view["step"]}
+        assert "the game is over" in error(client.post(f"/api/games/{view['id']}/{path}", json=sent), 409)
 
 
 def test_a_human_game_is_downloadable_only_once_over(client: TestClient) -> None:
@@ -302,7 +308,8 @@ def test_no_leak_responses_do_not_depend_on_what_the_viewer_may_not_see(folder: 
         restarted = TestClient(create_app(folder))  # reads the variant from the folder
         assert restarted.get(f"/api/games/{view['id']}").json() == view
         wrong = f"/api/games/{view['id']}/{'advance' if view['legal'] else 'moves'}"  # refused here
-        assert restarted.post(wrong, json={"action": -1}).json() == client.post(wrong, json={"action": -1}).json()
+        sent = {"action": -1, "step": view["step"]}
+        assert restarted.post(wrong, json=sent).json() == client.post(wrong, json=sent).json()
         if view["table"]["phase"] == "over":
             break
         view = play_one(client, view)  # (and writes the real state back)
@@ -318,3 +325,152 @@ def test_the_person_sees_their_own_drawn_card_only(client: TestClient) -> None:
         view = play_one(client, view)
     assert view["table"]["held"] is None and view["table"]["held_from"] == "draw pile"  # ... and nobody else
     assert action_name(view["last_move"]["action"]) == "draw"
+
+
+# ---------------------------------------------------------------------------------------- one move at a time
+def test_a_move_made_at_an_old_step_is_refused_with_the_game_now(client: TestClient, folder: Path) -> None:
+    seen = start(client, [PERSON, "counting"])  # two tabs see this view
+    game = seen["id"]
+    now = client.post(f"/api/games/{game}/moves", json={"action": FLIP + 3, "step": seen["step"]}).json()
+    assert now["step"] == seen["step"] + 1 and now["table"]["cards"][0][3] is not None
+    saved = (folder / f"{game}.json").read_bytes()
+    for path, sent in (("moves", {"action": FLIP + 5}), ("advance", {})):  # the other tab's, made at the old step
+        stale = client.post(f"/api/games/{game}/{path}", json={**sent, "step": seen["step"]})
+        assert error(stale, 409) == "the game has moved on: the request was made at step 0, the game is at step 1"
+        assert stale.json()["view"] == now == client.get(f"/api/games/{game}").json()  # ... to show instead
+    assert (folder / f"{game}.json").read_bytes() == saved
+
+
+@pytest.mark.parametrize("step", [None, "0", -1, True, 0.0])
+def test_a_move_or_advance_without_a_step_is_refused(client: TestClient, step) -> None:
+    game = start(client, [PERSON, "counting"])["id"]
+    for path, sent in (("moves", {"action": FLIP}), ("advance", {})):
+        body = sent if step is None else {**sent, "step": step}
+        assert error(client.post(f"/api/games/{game}/{path}", json=body), 400).startswith('"step" must be the step')
+    assert client.get(f"/api/games/{game}").json()["step"] == 0
+
+
+def test_a_slow_request_overtaken_by_moves_is_refused_and_rewinds_nothing(tmp_path: Path) -> None:
+    """A take whose body is still on its way while 12 moves are played (the first a draw) changes nothing."""
+    with serving(tmp_path / "games") as address:
+        view = post(address, "api/games", {"seats": [PERSON, "counting"], "seed": 6})
+        while view["table"]["phase"] != "choose" or not view["legal"]:
+            view = play_over_http(address, view)
+        assert {"action": TAKE, "name": "take"} in view["legal"]
+        body = json.dumps({"action": TAKE, "step": view["step"]}).encode()
+        with socket.create_connection(("127.0.0.1", urlsplit(address).port)) as slow:
+            slow.sendall(
+                f"POST /api/games/{view['id']}/moves HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n".encode()
+                + body[:5]
+            )
+            drew = play_over_http(address, view, DRAW)  # overtakes the take
+            assert drew["table"]["held_from"] == "draw pile" and drew["table"]["held"] is not None
+            later = drew
+            for _ in range(11):
+                later = play_over_http(address, later)
+            slow.sendall(body[5:])
+            reply = slow.makefile("rb").read().decode()
+        status, _, payload = reply.partition("\r\n\r\n")
+        assert status.startswith("HTTP/1.1 409 ")
+        assert json.loads(payload)["view"] == later == get(address, f"api/games/{view['id']}")
+        assert later["step"] == view["step"] + 12
+
+
+def test_moves_posted_at_once_from_threads_are_each_applied_once(folder: Path) -> None:
+    """Eight threads advance one game as fast as they can: every move they are told was made, was made once."""
+    app = create_app(folder)
+    game = start(TestClient(app), ["counting", "threshold", "counting"], {"episode": "round"}, seed=9)["id"]
+    made, failed = [], []
+
+    def play() -> None:
+        client = TestClient(app)
+        while (view := client.get(f"/api/games/{game}").json())["table"]["phase"] != "over":
+            response = client.post(f"/api/games/{game}/advance", json={"step": view["step"]})
+            if response.status_code == 200:
+                made.append(response.json()["step"])
+            elif response.status_code != 409:  # 409: another thread moved first
+                failed.append(response.json())
+
+    threads = [threading.Thread(target=play) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    alone = TestClient(create_app(folder.parent / "alone"))  # the same game, one move at a time
+    view, _ = play_to_end(alone, start(alone, ["counting", "threshold", "counting"], {"episode": "round"}, seed=9))
+    together = TestClient(app).get(f"/api/games/{game}/snapshot").json()
+    assert together == alone.get(f"/api/games/{view['id']}/snapshot").json()
+    assert sorted(made) == list(range(1, together["steps"] + 1)) and not failed  # each step made once, by one thread
+
+
+def test_the_same_move_posted_twenty_times_at_once_is_made_once(client: TestClient) -> None:
+    view = start(client, [PERSON, "counting"])
+    statuses = []
+
+    def post_flip() -> None:
+        response = client.post(f"/api/games/{view['id']}/moves", json={"action": FLIP, "step": view["step"]})
+        statuses.append(response.status_code)
+
+    threads = [threading.Thread(target=post_flip) for _ in range(20)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    assert sorted(statuses) == [200] + [409] * 19
+    assert client.get(f"/api/games/{view['id']}").json()["step"] == 1
+
+
+# ---------------------------------------------------------------------------------------- secret deals
+def test_a_game_without_a_seed_is_dealt_from_a_secret_one_that_no_response_shows(
+    client: TestClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from skyjo_env.train import web_games
+
+    drawn = []
+    monkeypatch.setattr(web_games.secrets, "randbits", lambda bits: drawn.append(bits) or 2**63 + 12345)
+    response = client.post("/api/games", json={"seats": [PERSON, "counting"], "rules": {"episode": "round"}})
+    view = response.json()
+    texts = [response.text]
+    while view["table"]["phase"] != "over":
+        sent = {"action": my_action(view)} if view["legal"] else {}
+        response = client.post(f"/api/games/{view['id']}/{'moves' if view['legal'] else 'advance'}",
+                               json={**sent, "step": view["step"]})  # fmt: skip
+        texts.append(response.text)
+        view = response.json()
+    assert drawn == [64] and not any(str(2**63 + 12345) in text for text in texts)
+    actions = [json.loads(text)["last_move"]["action"] for text in texts[1:]]
+    snapshot = client.get(f"/api/games/{view['id']}/snapshot").json()
+    assert snapshot == replayed(view["rules"], 2**63 + 12345, actions)  # dealt from the secret seed
+    monkeypatch.undo()
+    spectated = [client.post("/api/games", json={"seats": ["counting", "counting"]}).json()["id"] for _ in range(2)]
+    keys = [client.get(f"/api/games/{game}/snapshot").json()["key"] for game in spectated]  # open at once
+    assert len({tuple(key) for key in [snapshot["key"], *keys]}) == 3  # none of them holds another game's deal
+
+
+def test_the_favicon_is_no_404(client: TestClient) -> None:
+    assert client.get("/favicon.ico").status_code == 204
+    assert client.get("/static/favicon.svg").headers["content-type"].startswith("image/svg+xml")
+
+
+# ---------------------------------------------------------------------------------------- over HTTP
+def post(address: str, path: str, body: dict) -> dict:
+    request = urllib.request.Request(
+        address + path, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"}
+    )
+    with urllib.request.urlopen(request, timeout=10) as response:
+        return json.load(response)
+
+
+def get(address: str, path: str) -> dict:
+    with urllib.request.urlopen(address + path, timeout=10) as response:
+        return json.load(response)
+
+
+def play_over_http(address: str, view: dict, action: int | None = None) -> dict:
+    """One move over HTTP: ``action`` or the person's fixed one if it is their turn, else the agent's."""
+    game = view["id"]
+    if view["legal"]:
+        return post(address, f"api/games/{game}/moves", {"action": my_action(view) if action is None else action,
+                                                         "step": view["step"]})  # fmt: skip
+    return post(address, f"api/games/{game}/advance", {"step": view["step"]})

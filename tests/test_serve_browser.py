@@ -6,25 +6,23 @@ where they are missing the tests skip, saying so.
 
 from __future__ import annotations
 
+import contextlib
 import json
-import socket
-import threading
 import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import uvicorn
 from selenium import webdriver
 from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
 from selenium.webdriver.support.ui import Select, WebDriverWait
+from web_server import serving
 
 from skyjo_env.actions import DRAW, FLIP
-from skyjo_env.train.serve import create_app
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMEDRIVER = Path("/usr/bin/chromedriver")
@@ -37,18 +35,9 @@ GAME_SECONDS = 50
 
 @pytest.fixture
 def server(tmp_path: Path) -> Iterator[str]:
-    """The app under uvicorn on a free loopback port, in a thread; yields its address."""
-    listener = socket.create_server(("127.0.0.1", 0))
-    uvicorn_server = uvicorn.Server(uvicorn.Config(create_app(tmp_path / "games"), log_level="warning"))
-    thread = threading.Thread(target=uvicorn_server.run, kwargs={"sockets": [listener]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not uvicorn_server.started:
-        assert thread.is_alive() and time.monotonic() < deadline, "the server did not start"
-        time.sleep(0.02)
-    yield f"http://127.0.0.1:{listener.getsockname()[1]}/"
-    uvicorn_server.should_exit = True
-    thread.join(10)
+    """The app on a free loopback port; yields its address."""
+    with serving(tmp_path / "games") as address:
+        yield address
 
 
 @pytest.fixture
@@ -66,8 +55,8 @@ def browser(tmp_path: Path) -> Iterator[WebDriver]:
     driver.quit()
 
 
-def new_game(browser: WebDriver, address: str, *, players: int, spectate: bool, end_score: int) -> None:
-    """Fill in the new-game form (default agents) and start at the fastest agent speed."""
+def new_game(browser: WebDriver, address: str, *, players: int, spectate: bool, end_score: int | None) -> None:
+    """Fill in the new-game form (default agents; ``end_score`` None: left empty) and start at the fastest speed."""
     browser.get(address)
     WebDriverWait(browser, 10).until(lambda d: d.find_elements(By.CSS_SELECTOR, "#agent-seats select"))
     Select(browser.find_element(By.ID, "players")).select_by_value(str(players))
@@ -75,7 +64,8 @@ def new_game(browser: WebDriver, address: str, *, players: int, spectate: bool, 
         browser.find_element(By.ID, "spectate").click()
     score = browser.find_element(By.ID, "end_score")
     score.clear()
-    score.send_keys(str(end_score))
+    if end_score is not None:
+        score.send_keys(str(end_score))
     browser.find_element(By.ID, "start").click()
     WebDriverWait(browser, 10).until(lambda d: d.find_element(By.ID, "game").is_displayed())
     Select(browser.find_element(By.ID, "speed")).select_by_visible_text("fastest")
@@ -125,6 +115,10 @@ def test_a_person_plays_a_whole_game_against_the_shipped_agent(server: str, brow
         time.sleep(0.03)
     assert saw_my_drawn_card
     assert browser.find_element(By.ID, "message").text == ""  # no move was refused
+    mine = [
+        item.text.split()[1] for item in browser.find_elements(By.CSS_SELECTOR, "#log li") if item.text[:4] == "You "
+    ]
+    assert "draw" in mine and "flip" in mine and set(mine) <= {"draw", "take", "replace", "flip"}  # "You draw"
     browser.save_screenshot(str(tmp_path / "serve.png"))
     assert (tmp_path / "serve.png").read_bytes().startswith(b"\x89PNG")
 
@@ -164,3 +158,75 @@ def test_agents_play_each_other_while_a_spectator_watches(server: str, browser: 
     assert view["seats"] == ["ppo-3p"] * 3  # the shipped 3-player agent by default
     snapshot = fetch_json(browser.find_element(By.ID, "download").get_attribute("href"))
     assert len(browser.find_elements(By.CSS_SELECTOR, "#log li")) == snapshot["steps"]  # every move shown, one by one
+
+
+def post_json(url: str, body: dict) -> dict:
+    request = urllib.request.Request(url, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=10) as response:
+        return json.load(response)
+
+
+def rect(browser: WebDriver, selector: str) -> dict:
+    return browser.execute_script(f"return document.querySelector({selector!r}).getBoundingClientRect().toJSON()")
+
+
+def test_an_empty_end_score_is_the_rules_default(server: str, browser: WebDriver) -> None:
+    new_game(browser, server, players=2, spectate=True, end_score=None)
+    game_id = browser.execute_script("return location.hash").removeprefix("#game=")
+    assert fetch_json(f"{server}api/games/{game_id}")["rules"]["end_score"] == 100  # R19's default, not 0
+
+
+def test_a_second_tab_the_last_move_and_the_round_summary(server: str, browser: WebDriver) -> None:
+    """At 1400x900: the last move is highlighted, a tab left behind by another catches up at its next click, no
+    "last round" before a round has ended, and the round's summary floats beside the person's grid, closable,
+    until the next round's play begins."""
+    browser.set_window_size(1400, 900)
+    view = post_json(f"{server}api/games", {"seats": [None, "counting"], "rules": {"end_score": 1000}, "seed": 2})
+    game = f"{server}api/games/{view['id']}"
+    browser.get(f"{server}#game={view['id']}")
+    mine = "#grids .seat[data-seat='0']"
+    WebDriverWait(browser, 10).until(lambda d: d.find_elements(By.CSS_SELECTOR, f"{mine} button.legal"))
+    assert "last round" not in browser.find_element(By.ID, "grids").text  # round 1: no round has ended
+    browser.find_element(By.CSS_SELECTOR, f"{mine} button[data-action='{FLIP + 4}']").click()
+    WebDriverWait(browser, 10).until(lambda d: d.find_elements(By.CSS_SELECTOR, f"{mine} .card.last-move"))
+    highlighted = browser.find_elements(By.CSS_SELECTOR, ".card.last-move")
+    assert len(highlighted) == 1 and highlighted[0] == browser.find_elements(By.CSS_SELECTOR, f"{mine} .card")[4]
+    browser.find_element(By.ID, "pause").click()  # the agent waits: this test moves it
+
+    # Another tab makes the person's second setup flip; this tab still offers it, and catches up when clicked.
+    view = post_json(f"{game}/moves", {"action": FLIP + 5, "step": fetch_json(game)["step"]})
+    browser.find_element(By.CSS_SELECTOR, f"{mine} button[data-action='{FLIP + 6}']").click()
+    WebDriverWait(browser, 10).until(lambda d: "moved on" in d.find_element(By.ID, "message").text)
+    assert not browser.find_elements(By.CSS_SELECTOR, "button.legal")  # the agent's turn now, as the server says
+    assert fetch_json(game) == view
+
+    while view["last_round"] is None:  # the rest of round 1, elsewhere
+        if view["legal"]:
+            legal = [m["action"] for m in view["legal"]]
+            view = post_json(f"{game}/moves", {"action": DRAW if DRAW in legal else max(legal), "step": view["step"]})
+        else:
+            view = post_json(f"{game}/advance", {"step": view["step"]})
+    browser.refresh()  # the same game, loaded anew
+    box = browser.find_element(By.ID, "round-end")
+    WebDriverWait(browser, 10).until(lambda d: box.is_displayed())
+    assert "Round 1 over" in box.text and "last round" in browser.find_element(By.ID, "grids").text
+    height, grid, summary = (
+        browser.execute_script("return innerHeight"),
+        rect(browser, mine),
+        rect(browser, "#round-end"),
+    )
+    assert height <= 900 and grid["bottom"] <= height  # the person's grid is in view ...
+    assert grid["right"] <= summary["left"] or grid["bottom"] <= summary["top"]  # ... and not under the summary
+    browser.find_element(By.ID, "close-round-end").click()
+    assert not box.is_displayed()
+    browser.refresh()
+    box = browser.find_element(By.ID, "round-end")
+    WebDriverWait(browser, 10).until(lambda d: box.is_displayed())
+    Select(browser.find_element(By.ID, "speed")).select_by_visible_text("fastest")
+    deadline = time.monotonic() + GAME_SECONDS
+    while fetch_json(game)["table"]["phase"] == "setup":  # round 2's setup, by clicks and the page's agent
+        assert time.monotonic() < deadline, "round 2's setup did not end in time"
+        with contextlib.suppress(StaleElementReferenceException):
+            my_move(browser)
+        time.sleep(0.05)
+    WebDriverWait(browser, 10).until(lambda d: not box.is_displayed())  # the next round's play began

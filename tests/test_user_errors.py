@@ -266,3 +266,147 @@ def test_a_closed_pipe_ends_quietly(tmp_path: Path):
     command = f"{sys.executable} -m skyjo_env.train.cli tournament --agents random threshold --games 40 --no-progress --out {tmp_path} | head -1"
     result = subprocess.run(["bash", "-c", command], capture_output=True, text=True)
     assert "Traceback" not in result.stderr and result.stdout.count("\n") == 1
+
+
+# ---------------------------------------------------------------------------- web server
+NEW_GAME = {"seats": [None, "counting"]}
+JSON = {"content-type": "application/json"}
+
+
+def web_client(folder: Path):
+    """``skyjo serve``'s app keeping its games in ``folder``, through Starlette's TestClient."""
+    from starlette.testclient import TestClient
+
+    from skyjo_env.train.serve import create_app
+
+    return TestClient(create_app(folder))
+
+
+def web_error(response, status: int) -> str:
+    """The message of a request refused with ``status``: always JSON, never plain text."""
+    assert response.status_code == status, (response.status_code, response.text)
+    assert response.headers["content-type"] == "application/json"
+    return response.json()["error"]
+
+
+def test_a_web_request_over_64_kib_is_refused_as_announced_and_as_read(tmp_path: Path):
+    client = web_client(tmp_path / "games")
+    big = json.dumps({**NEW_GAME, "seed": list(range(20_000))}).encode()  # a seed list of 20,000: over 64 KiB
+    assert (
+        web_error(client.post("/api/games", content=big, headers=JSON), 413) == "the request body is over 65536 bytes"
+    )
+    chunks = (big[i : i + 1024] for i in range(0, len(big), 1024))  # no Content-Length: counted while read
+    assert (
+        web_error(client.post("/api/games", content=chunks, headers=JSON), 413)
+        == "the request body is over 65536 bytes"
+    )
+    assert not (tmp_path / "games").exists()
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ('{"seats": [null, "counting"], "rules": ' + "[" * 30_000 + "]" * 30_000 + "}", "nests lists and objects more than 8 deep"),
+        ('{"seats": [null, "counting"], "rules": {"x": [[[[[[[1]]]]]]]}}', "nests lists and objects more than 8 deep"),
+        ('{"seats": [null, "counting"], "rules": {"x": [[[[[[1]]]]]]}}', "bad rules: unknown rule option(s) ['x']"),
+        ('{"seats": [null, "counting"], "seed": [1, 2, 3]}', "bad seed [1, 2, 3]: use an integer 0 <= seed < 2**64"),
+        ('{"seats": [null, "counting"], "seed": 18446744073709551616}', "bad seed 18446744073709551616"),
+        ('{"seats": [null, "counting"], "seed": true}', "bad seed True"),
+        ('{"seats": [null, "counting"], "seed": 1.5}', "bad seed 1.5"),
+    ],
+)  # fmt: skip
+def test_a_deep_or_costly_web_request_is_refused(tmp_path: Path, body: str, message: str):
+    response = web_client(tmp_path / "games").post("/api/games", content=body, headers=JSON)
+    assert message in web_error(response, 400)
+    assert not (tmp_path / "games").exists()
+
+
+@pytest.mark.parametrize("headers", [{"content-type": "text/plain"}, {}, {"content-type": "application/x-www-form-urlencoded"}])  # fmt: skip
+def test_a_web_post_that_is_not_json_is_refused(tmp_path: Path, headers: dict):
+    client = web_client(tmp_path / "games")
+    game = client.post("/api/games", json=NEW_GAME).json()["id"]
+    body = json.dumps({**NEW_GAME, "action": 14, "step": 0})
+    for path in ("/api/games", f"/api/games/{game}/moves", f"/api/games/{game}/advance"):
+        response = client.post(path, content=body, headers=headers)
+        assert web_error(response, 415) == "the request body must be JSON, sent with Content-Type: application/json"
+    assert [p.name for p in (tmp_path / "games").iterdir()] == [f"{game}.json"]
+    assert client.get(f"/api/games/{game}").json()["step"] == 0
+
+
+@pytest.mark.parametrize("origin", ["http://evil.example", "null", "http://testserver.evil.example", "https://testserver:8443"])  # fmt: skip
+def test_a_web_post_from_another_site_is_refused(tmp_path: Path, origin: str):
+    client = web_client(tmp_path / "games")
+    game = client.post("/api/games", json=NEW_GAME, headers={"origin": "http://testserver"}).json()["id"]  # the page's
+    for path in ("/api/games", f"/api/games/{game}/moves", f"/api/games/{game}/advance"):
+        for headers in ({**JSON, "origin": origin}, {"content-type": "text/plain", "origin": origin}):
+            response = client.post(path, content=json.dumps({**NEW_GAME, "action": 14, "step": 0}), headers=headers)
+            assert web_error(response, 403) == f"a request from another site ({origin}) may not change games"
+    assert len(list((tmp_path / "games").iterdir())) == 1 and client.get(f"/api/games/{game}").json()["step"] == 0
+
+
+@pytest.mark.parametrize("damage", ["not JSON", "half written", "not a game", "a bad game state", "a folder"])
+def test_a_damaged_game_file_is_a_json_500_naming_the_game(tmp_path: Path, damage: str):
+    folder = tmp_path / "games"
+    game = web_client(folder).post("/api/games", json=NEW_GAME).json()["id"]
+    path = folder / f"{game}.json"
+    text = path.read_text()
+    path.unlink()
+    if damage == "a folder":
+        path.mkdir()
+    else:
+        path.write_text({"not JSON": "\x00{{", "half written": text[: len(text) // 2], "not a game": "[1, 2]",
+                         "a bad game state": json.dumps({**json.loads(text), "state": {"format": "?"}})}[damage])  # fmt: skip
+    restarted = web_client(folder)  # reads the file
+    for response in (
+        restarted.get(f"/api/games/{game}"),
+        restarted.post(f"/api/games/{game}/moves", json={"action": 14, "step": 0}),
+        restarted.get(f"/api/games/{game}/snapshot"),
+    ):
+        assert web_error(response, 500).startswith(f"game {game}")
+
+
+def test_a_games_folder_that_cannot_be_written_is_a_json_500(tmp_path: Path):
+    import shutil
+
+    folder = tmp_path / "games"
+    client = web_client(folder)
+    game = client.post("/api/games", json=NEW_GAME).json()
+    shutil.rmtree(folder)
+    folder.write_text("")  # the folder gone, a file in its place
+    moved = client.post(f"/api/games/{game['id']}/moves", json={"action": 14, "step": 0})
+    assert web_error(moved, 500).startswith(f"game {game['id']} cannot be saved: ")
+    assert web_error(client.post("/api/games", json=NEW_GAME), 500).startswith("game ")
+    assert client.get(f"/api/games/{game['id']}").json() == game  # nothing half done
+
+
+def test_web_games_leave_memory_when_finished_or_least_recently_used(tmp_path: Path):
+    from skyjo_env.train.web_games import GameError, GameStore, advance, new_game
+
+    store = GameStore(tmp_path, capacity=3)
+    games = [store.add(new_game(NEW_GAME)) for _ in range(5)]
+    store.get(games[2])  # used last: games 3, 4 and 2 are kept in memory
+    finished = store.add(new_game({"seats": ["counting", "counting"], "rules": {"episode": "round"}}))
+    while store.get(finished)["state"]["phase"] != "over":
+        store.update(finished, lambda record: advance(finished, record, {"step": record["state"]["steps"]}))
+    for path in tmp_path.iterdir():
+        path.unlink()  # now only what is in memory answers
+    for game in (games[0], games[1], games[3], finished):
+        with pytest.raises(GameError, match="unknown game"):
+            store.get(game)
+    assert [store.get(game)["seats"] for game in (games[2], games[4])] == [NEW_GAME["seats"]] * 2
+
+
+def test_serve_checks_its_folder_and_address_before_making_the_folder(capsys, monkeypatch, tmp_path: Path):
+    import socket
+
+    games = tmp_path / "new" / "games"
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = str(taken.getsockname()[1])
+        assert "cannot listen on 127.0.0.1 port" in refused(capsys, "serve", "--port", port, "--games-dir", str(games))
+    (tmp_path / "file").write_text("")
+    err = refused(capsys, "serve", "--games-dir", str(tmp_path / "file" / "games"))
+    assert err.startswith(f"skyjo serve: cannot use the games folder {tmp_path / 'file' / 'games'}: ")
+    assert "not a folder" in err
+    monkeypatch.setattr("os.access", lambda path, mode: False)  # as if not writable (root may write anywhere)
+    assert "not writable" in refused(capsys, "serve", "--games-dir", str(games))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["file"]

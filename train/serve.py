@@ -9,42 +9,62 @@ route                                    what it does
 ``GET /api/options``                     agents and the seat counts each fits, default agents, rule options
 ``POST /api/games``                      new game from ``{"seats": [null, "ppo-2p"], "rules": {...}, "seed": 1}``
 ``GET /api/games/{id}``                  the game as the person's seat may see it (a *view*)
-``POST /api/games/{id}/moves``           the person's move ``{"action": 0}``; returns the view
-``POST /api/games/{id}/advance``         one move of the agent whose turn it is; returns the view
+``POST /api/games/{id}/moves``           the person's move ``{"action": 0, "step": 7}``; returns the view
+``POST /api/games/{id}/advance``         one move of the agent whose turn it is, ``{"step": 7}``; returns the view
 ``GET /api/games/{id}/snapshot``         the engine's snapshot JSON (a human game only once it is over)
 =======================================  ====================================================================
 
 A view is ``{"id", "seats", "you" (the person's seat, or null), "rules", "table"`` (the fields of
 :class:`skyjo_env.render.Table`), ``"legal"`` (the person's moves now, ``[{"action": 0, "name":
 "draw"}, ...]``), ``"last_move"`` (``{"seat", "action", "name"}``), ``"last_round"`` (``{"round",
-"cards", "removed", "scores", "ender", "doubled": {"seat", "from", "to"} or null, "totals"}``) and
-``"snapshot_ready"}``. A refused request gets a 4xx ``{"error": "..."}`` (a refused move also
-``"legal"``) and changes nothing. Games are saved as JSON files in ``--games-dir``; a restarted server resumes them.
+"cards", "removed", "scores", "ender", "doubled": {"seat", "from", "to"} or null, "totals"}``),
+``"snapshot_ready"`` and ``"step"`` (the moves played so far)``}``.
+
+``rules`` and ``seed`` are optional: without a seed the game is dealt from a secret one, which no
+response shows. A move and an advance name the ``step`` of the view they were made from: once the
+game has moved on (another tab, an overtaking request) they are refused with a 409 whose JSON has
+the current ``"view"``. Each game's moves are applied one at a time.
+
+A refused request gets a 4xx ``{"error": "..."}`` (a refused move also ``"legal"``) and changes
+nothing; a fault of the server's own (a game file it cannot read or write) is a 500, also JSON.
+A POST must be ``Content-Type: application/json`` (else 415), at most 64 KiB (else 413), nested at
+most 8 deep (else 400), and come from the page's own origin if it names one (else 403), so another
+web site cannot play or create games. Games are saved as JSON files in ``--games-dir`` (made when the
+first game is saved); a restarted server resumes them. Finished games and all but the 256 games
+used last leave memory, not the folder.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import socket
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
+from urllib.parse import urlsplit
 
 if TYPE_CHECKING:
     from starlette.applications import Starlette
+    from starlette.requests import Request
 
 WEB = Path(__file__).parent / "web"
 DEFAULT_GAMES_DIR = "runs/web-games"
 MISSING_EXTRA = "skyjo serve: the web server needs the web extra: pip install 'skyjo-env[web]'"
+MAX_BODY = 64 * 1024  # bytes of a request body
+MAX_NESTING = 8  # levels of lists and objects in a request body
 
 
 def create_app(games_dir: str | Path) -> Starlette:
-    """The web app, keeping its games in ``games_dir`` (created if missing)."""
+    """The web app, keeping its games in ``games_dir`` (made when the first game is saved).
+
+    ``OSError`` if ``games_dir`` cannot be a writable folder.
+    """
     from starlette.applications import Starlette
+    from starlette.concurrency import run_in_threadpool
     from starlette.exceptions import HTTPException
-    from starlette.requests import Request
-    from starlette.responses import FileResponse, JSONResponse
+    from starlette.responses import FileResponse, JSONResponse, Response
     from starlette.routing import Mount, Route
     from starlette.staticfiles import StaticFiles
 
@@ -53,41 +73,37 @@ def create_app(games_dir: str | Path) -> Starlette:
 
     store = GameStore(games_dir)
 
-    async def body(request: Request) -> Any:
-        try:
-            return await request.json()
-        except ValueError as exc:
-            raise GameError(400, f"malformed JSON: {exc}") from None
-
     def game_id(request: Request) -> str:
         return request.path_params["game_id"]
 
     async def index(request: Request) -> FileResponse:
         return FileResponse(WEB / "index.html")
 
+    async def favicon(request: Request) -> Response:
+        return Response(status_code=204)  # the page links its own icon; this spares other clients a 404
+
     async def options(request: Request) -> JSONResponse:
         return JSONResponse(web_games.options())
 
     async def create(request: Request) -> JSONResponse:
         record = web_games.new_game(await body(request))
-        return JSONResponse(web_games.view(store.add(record), record), status_code=201)
+        return JSONResponse(web_games.view(await run_in_threadpool(store.add, record), record), status_code=201)
 
     async def show(request: Request) -> JSONResponse:
-        return JSONResponse(web_games.view(game_id(request), store.get(game_id(request))))
+        return JSONResponse(web_games.view(game_id(request), await run_in_threadpool(store.get, game_id(request))))
 
     async def move(request: Request) -> JSONResponse:
-        record = store.get(game_id(request))
-        record = web_games.move(record, await body(request))
-        store.put(game_id(request), record)
-        return JSONResponse(web_games.view(game_id(request), record))
+        sent, game = await body(request), game_id(request)
+        record = await run_in_threadpool(store.update, game, lambda record: web_games.move(game, record, sent))
+        return JSONResponse(web_games.view(game, record))
 
     async def advance(request: Request) -> JSONResponse:
-        record = web_games.advance(store.get(game_id(request)))
-        store.put(game_id(request), record)
-        return JSONResponse(web_games.view(game_id(request), record))
+        sent, game = await body(request), game_id(request)
+        record = await run_in_threadpool(store.update, game, lambda record: web_games.advance(game, record, sent))
+        return JSONResponse(web_games.view(game, record))
 
     async def snapshot(request: Request) -> JSONResponse:
-        state = web_games.snapshot(store.get(game_id(request)))
+        state = web_games.snapshot(await run_in_threadpool(store.get, game_id(request)))
         attachment = {"Content-Disposition": f'attachment; filename="skyjo-{game_id(request)}.json"'}
         return JSONResponse(state, headers=attachment)
 
@@ -99,8 +115,12 @@ def create_app(games_dir: str | Path) -> Starlette:
         assert isinstance(exc, HTTPException)
         return JSONResponse({"error": exc.detail}, status_code=exc.status_code, headers=exc.headers)
 
+    async def fault(request: Request, exc: Exception) -> JSONResponse:
+        return JSONResponse({"error": f"the server failed: {type(exc).__name__}"}, status_code=500)
+
     routes = [
         Route("/", index),
+        Route("/favicon.ico", favicon),
         Route("/api/options", options),
         Route("/api/games", create, methods=["POST"]),
         Route("/api/games/{game_id}", show),
@@ -109,7 +129,46 @@ def create_app(games_dir: str | Path) -> Starlette:
         Route("/api/games/{game_id}/snapshot", snapshot),
         Mount("/static", StaticFiles(directory=WEB)),
     ]
-    return Starlette(routes=routes, exception_handlers={GameError: refused, HTTPException: http_error})
+    handlers = {GameError: refused, HTTPException: http_error, Exception: fault}
+    return Starlette(routes=routes, exception_handlers=handlers)
+
+
+async def body(request: Request) -> Any:
+    """The JSON body of a POST, refused unless it is same-origin JSON within the size and nesting limits."""
+    from skyjo_env.train.web_games import GameError
+
+    origin = request.headers.get("origin")
+    if origin is not None and urlsplit(origin).netloc != request.headers.get("host"):
+        raise GameError(403, f"a request from another site ({origin}) may not change games")
+    if request.headers.get("content-type", "").split(";")[0].strip().lower() != "application/json":
+        raise GameError(415, "the request body must be JSON, sent with Content-Type: application/json")
+    too_big = GameError(413, f"the request body is over {MAX_BODY} bytes")
+    too_deep = GameError(400, f"the request body nests lists and objects more than {MAX_NESTING} deep")
+    length = request.headers.get("content-length", "0")
+    if not length.isdigit() or int(length) > MAX_BODY:
+        raise too_big
+    data = bytearray()
+    async for chunk in request.stream():
+        data += chunk
+        if len(data) > MAX_BODY:
+            raise too_big
+    try:
+        parsed = json.loads(data)
+    except RecursionError:  # deeper than the parser goes
+        raise too_deep from None
+    except ValueError as exc:
+        raise GameError(400, f"malformed JSON: {exc}") from None
+    if _nested_deeper(parsed, MAX_NESTING):
+        raise too_deep
+    return parsed
+
+
+def _nested_deeper(data: Any, levels: int) -> bool:
+    """Whether ``data`` nests lists and objects more than ``levels`` deep."""
+    if not isinstance(data, dict | list):
+        return False
+    items = data.values() if isinstance(data, dict) else data
+    return levels == 0 or any(_nested_deeper(item, levels - 1) for item in items)
 
 
 def add_serve_parser(subparsers: argparse._SubParsersAction) -> None:

@@ -9,17 +9,30 @@ it and exports it again, so no live engine outlives a request and a record on di
 :func:`skyjo_env.render.public_table` for the person's seat (a spectator: public information only),
 so face-down cards, the draw pile's order and another seat's drawn card never leave the server.
 The full snapshot (:func:`snapshot`) is given out only once nothing is secret any more: a human
-game that is over, or a spectator game.
+game that is over, or a spectator game. A game the request gives no seed is dealt from a seed drawn
+by ``secrets`` and never shown, so no other game (a spectator game's snapshot included) holds its deal.
+
+Every view carries ``step``, the number of moves played; a move or an advance names the step it was
+made at and is refused (409, with the game's view now) if the game has moved on since: two tabs, or
+a request overtaken by another, never apply a move to a state their sender did not see.
+:class:`GameStore` applies each game's changes one at a time.
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import functools
 import json
 import os
 import re
+import secrets
+import threading
 import uuid
 import warnings
+import weakref
+from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -36,6 +49,8 @@ from skyjo_env.render import public_table, round_end
 from skyjo_env.rules import EPISODES, NEXT_STARTERS, Rules
 
 PLAYER_COUNTS = range(2, 9)  # R2
+SEED_BITS = 64  # a seed is an integer 0 <= seed < 2**SEED_BITS
+GAMES_IN_MEMORY = 256  # games in play kept in memory, the least recently used leave first (all stay on disk)
 _GAME_ID = re.compile(r"[0-9a-f]{32}")
 
 
@@ -118,16 +133,22 @@ def new_game(body: Any) -> dict[str, Any]:
     for name in seats:
         if name is not None:
             policy(name, rules)
-    try:
-        engine = SkyjoEngine(rules, 1, seed=body.get("seed"), auto_reset=False)
-    except (TypeError, ValueError) as exc:
-        raise GameError(400, f"bad seed {body.get('seed')!r}: {exc}") from None
+    engine = SkyjoEngine(rules, 1, seed=_seed(body.get("seed")), auto_reset=False)
     return {"seats": seats, "state": engine.export_game(0), "last_move": None, "last_round": None}
 
 
-def move(record: dict[str, Any], body: Any) -> dict[str, Any]:
-    """The record after the person's move ``{"action": id}`` (action ids: :mod:`skyjo_env.actions`)."""
-    action = _object(body).get("action")
+def _seed(seed: Any) -> int:
+    """The seed a request chose, or a secret one drawn by ``secrets`` if it chose none."""
+    if seed is None:
+        return secrets.randbits(SEED_BITS)
+    if not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed < 2**SEED_BITS:
+        raise GameError(400, f"bad seed {seed!r}: use an integer 0 <= seed < 2**{SEED_BITS}, or none for a secret one")
+    return seed
+
+
+def move(game_id: str, record: dict[str, Any], body: Any) -> dict[str, Any]:
+    """The record after the person's move ``{"action": id, "step": n}`` (action ids: :mod:`skyjo_env.actions`)."""
+    action = _seen(game_id, record, body).get("action")
     engine = _playing(record)
     person = _person(record)
     if person is None:
@@ -143,8 +164,9 @@ def move(record: dict[str, Any], body: Any) -> dict[str, Any]:
         raise GameError(400, f"move refused: {exc}", legal=_legal(engine)) from None
 
 
-def advance(record: dict[str, Any]) -> dict[str, Any]:
-    """The record after one move of the agent whose turn it is."""
+def advance(game_id: str, record: dict[str, Any], body: Any) -> dict[str, Any]:
+    """The record after one move of the agent whose turn it is, asked for by ``{"step": n}``."""
+    _seen(game_id, record, body)
     engine = _playing(record)
     seat = int(engine.current[0])
     name = record["seats"][seat]
@@ -169,6 +191,7 @@ def view(game_id: str, record: dict[str, Any]) -> dict[str, Any]:
         "last_move": record["last_move"],
         "last_round": record["last_round"],
         "snapshot_ready": _snapshot_ready(record),
+        "step": _steps(record),
     }
 
 
@@ -177,6 +200,26 @@ def snapshot(record: dict[str, Any]) -> dict[str, Any]:
     if not _snapshot_ready(record):
         raise GameError(409, "the game's snapshot shows face-down cards: it can be downloaded once the game is over")
     return record["state"]
+
+
+def _seen(game_id: str, record: dict[str, Any], body: Any) -> dict[str, Any]:
+    """The request ``body``, if its ``step`` is the game's: 400 without one, 409 with the view now if stale."""
+    body = _object(body)
+    seen = body.get("step")
+    if not isinstance(seen, int) or isinstance(seen, bool) or seen < 0:
+        raise GameError(400, f'"step" must be the step of the view the request was made from, not {seen!r}')
+    if seen != _steps(record):
+        raise GameError(
+            409,
+            f"the game has moved on: the request was made at step {seen}, the game is at step {_steps(record)}",
+            view=view(game_id, record),
+        )
+    return body
+
+
+def _steps(record: dict[str, Any]) -> int:
+    """The moves played in the game so far."""
+    return record["state"]["steps"]
 
 
 def _step(record: dict[str, Any], engine: SkyjoEngine, action: Any) -> dict[str, Any]:
@@ -235,37 +278,107 @@ def _object(body: Any) -> dict[str, Any]:
 
 # ---------------------------------------------------------------------------------------- storage
 class GameStore:
-    """Game records by id, in memory and as ``<id>.json`` in ``folder``: a restarted server resumes them."""
+    """Game records by id, as ``<id>.json`` in ``folder`` (a restarted server resumes them) and, for
+    the ``capacity`` games in play used last, in memory; each game's changes are made one at a time.
 
-    def __init__(self, folder: str | Path) -> None:
+    Nothing is written before the first game is saved: the folder is made then. Files are replaced
+    whole (a temporary file, then :func:`os.replace`); a file that cannot be read, written or decoded
+    is a 500 naming the game.
+    """
+
+    def __init__(self, folder: str | Path, capacity: int = GAMES_IN_MEMORY) -> None:
         self.folder = Path(folder)
-        self.folder.mkdir(parents=True, exist_ok=True)
-        self._records: dict[str, dict[str, Any]] = {}
+        _check_folder(self.folder)
+        self.capacity = capacity
+        self._records: OrderedDict[str, dict[str, Any]] = OrderedDict()  # least recently used first
+        self._locks: weakref.WeakValueDictionary[str, threading.Lock] = weakref.WeakValueDictionary()
+        self._guard = threading.Lock()  # over _records and _locks
 
     def add(self, record: dict[str, Any]) -> str:
         """Store a new game; returns its id."""
         game_id = uuid.uuid4().hex
-        self.put(game_id, record)
+        self._write(game_id, record)
         return game_id
 
     def get(self, game_id: str) -> dict[str, Any]:
-        """The record of game ``game_id`` (read from its file after a restart); 404 if there is none."""
-        if game_id not in self._records:
-            try:
-                self._records[game_id] = json.loads(self._path(game_id).read_text())
-            except FileNotFoundError:
-                raise GameError(404, f"unknown game {game_id!r}") from None
-        return self._records[game_id]
+        """The record of game ``game_id`` (read from its file if not in memory); 404 if there is none."""
+        with self._guard:
+            if game_id in self._records:
+                self._records.move_to_end(game_id)
+                return self._records[game_id]
+        record = self._read(game_id)
+        self._remember(game_id, record)
+        return record
 
-    def put(self, game_id: str, record: dict[str, Any]) -> None:
-        """Store ``record`` as game ``game_id``, replacing its file whole (never half written)."""
+    def update(self, game_id: str, change: Callable[[dict[str, Any]], dict[str, Any]]) -> dict[str, Any]:
+        """Replace game ``game_id`` by ``change`` of it, with no other change of the game in between."""
+        with self._guard:
+            lock = self._locks.setdefault(game_id, threading.Lock())
+        with lock:
+            record = change(self.get(game_id))
+            self._write(game_id, record)
+        return record
+
+    def _read(self, game_id: str) -> dict[str, Any]:
+        """The record in game ``game_id``'s file, checked."""
+        try:
+            record = json.loads(self._path(game_id).read_bytes())
+        except FileNotFoundError:
+            raise GameError(404, f"unknown game {game_id!r}") from None
+        except OSError as exc:
+            raise GameError(500, f"game {game_id} cannot be read: {exc.strerror}") from None
+        except ValueError as exc:
+            raise GameError(500, f"game {game_id}'s file is damaged: {exc}") from None
+        try:
+            _check_record(record)
+        except (KeyError, TypeError, ValueError) as exc:
+            raise GameError(500, f"game {game_id}'s file is damaged: {exc!r}") from None
+        return record
+
+    def _write(self, game_id: str, record: dict[str, Any]) -> None:
+        """Save ``record`` as game ``game_id``, replacing its file whole (never half written)."""
         path = self._path(game_id)
         partial = path.with_suffix(".partial")
-        partial.write_text(json.dumps(record))
-        os.replace(partial, path)
-        self._records[game_id] = record
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            partial.write_text(json.dumps(record))
+            os.replace(partial, path)
+        except OSError as exc:
+            with contextlib.suppress(OSError):
+                partial.unlink(missing_ok=True)
+            raise GameError(500, f"game {game_id} cannot be saved: {exc.strerror}") from None
+        self._remember(game_id, record)
+
+    def _remember(self, game_id: str, record: dict[str, Any]) -> None:
+        """Keep a game in play in memory (a finished one leaves), within ``capacity`` games."""
+        with self._guard:
+            self._records.pop(game_id, None)
+            if record["state"]["phase"] != "over":
+                self._records[game_id] = record
+            while len(self._records) > self.capacity:
+                self._records.popitem(last=False)
 
     def _path(self, game_id: str) -> Path:
         if not _GAME_ID.fullmatch(game_id):
             raise GameError(404, f"unknown game {game_id!r}")
         return self.folder / f"{game_id}.json"
+
+
+def _check_record(record: Any) -> None:
+    """``ValueError``, ``TypeError`` or ``KeyError`` unless ``record`` is a game record."""
+    if not isinstance(record, dict) or set(record) != {"seats", "state", "last_move", "last_round"}:
+        raise ValueError("not a game record")
+    seats = record["seats"]
+    if not isinstance(seats, list) or len(seats) != _engine(record).num_players or seats.count(None) > 1:
+        raise ValueError(f"seats {seats!r} do not fit the game")
+    if not all(seat is None or isinstance(seat, str) for seat in seats):
+        raise ValueError(f"seats {seats!r} must be agent names or null")
+
+
+def _check_folder(folder: Path) -> None:
+    """``OSError`` unless ``folder`` is a writable folder or can be made as one; makes nothing."""
+    existing = next(p for p in (folder, *folder.parents) if p.exists())
+    if not existing.is_dir():
+        raise NotADirectoryError(errno.ENOTDIR, "not a folder", str(existing))
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise PermissionError(errno.EACCES, "not writable", str(existing))

@@ -12,6 +12,7 @@ const page = {
   busy: false,     // a request is on its way
   paused: false,
   timer: null,
+  closedRound: null, // the round whose summary the person closed
 };
 
 async function api(method, path, body) {
@@ -22,7 +23,8 @@ async function api(method, path, body) {
   }
   const response = await fetch(path, init);
   const data = await response.json();
-  if (!response.ok) throw new Error(data.error);
+  // A refused move may carry the game's view now (it had moved on: another tab, say).
+  if (!response.ok) throw Object.assign(new Error(data.error), { view: data.view });
   return data;
 }
 
@@ -43,6 +45,8 @@ async function init() {
   $("draw-pile").addEventListener("click", () => move(DRAW));
   $("discard-pile").addEventListener("click", () => move(TAKE));
   $("pause").addEventListener("click", () => { page.paused = !page.paused; render(); });
+  $("close-round-end").addEventListener("click", () => { page.closedRound = page.view.last_round.round; render(); });
+  document.addEventListener("visibilitychange", () => { if (!document.hidden) refresh(); });
   seatChoices();
   const resumed = location.hash.match(/^#game=([0-9a-f]+)$/);
   if (resumed) {
@@ -86,10 +90,15 @@ async function start() {
   const rules = {
     column_rule: $("column_rule").checked,
     column_rule_at_final_reveal: $("column_rule_at_final_reveal").checked,
-    end_score: Number($("end_score").value),
     next_starter: $("next_starter").value,
     episode: $("episode").value,
   };
+  const endScore = $("end_score");
+  if (endScore.validity.badInput) {
+    $("setup-error").textContent = "The end score must be a whole number (or empty for the default).";
+    return;
+  }
+  if (endScore.value !== "") rules.end_score = Number(endScore.value); // empty: the rules' default
   try {
     const view = await api("POST", "api/games", { seats, rules });
     $("setup-error").textContent = "";
@@ -108,31 +117,44 @@ function showSetup() {
 }
 
 // ------------------------------------------------------------------------------ playing
+// Moves name the step of the view they were made from: the server refuses them if the game has moved on.
 async function move(action) {
-  await send(() => api("POST", `api/games/${page.view.id}/moves`, { action }));
+  await send(() => api("POST", `api/games/${page.view.id}/moves`, { action, step: page.view.step }));
 }
 
 async function advance() {
   page.timer = null;
-  await send(() => api("POST", `api/games/${page.view.id}/advance`));
+  await send(() => api("POST", `api/games/${page.view.id}/advance`, { step: page.view.step }));
 }
 
-async function send(request) {
+// The game as it is now (the tab was away: another tab may have played on).
+async function refresh() {
+  if (page.view === null || page.busy) return;
+  await send(() => api("GET", `api/games/${page.view.id}`), false);
+}
+
+async function send(request, log = true) {
   if (page.busy) return;
   page.busy = true;
   try {
     const view = await request();
-    logMove(view);
+    if (log) logMove(view);
     $("message").textContent = "";
     show(view);
   } catch (error) {
-    $("message").textContent = error.message;
+    if (error.view) {
+      $("message").textContent = "The game had moved on (in another tab?): here it is as it stands now.";
+      show(error.view);
+    } else {
+      $("message").textContent = error.message;
+    }
   } finally {
     page.busy = false;
   }
 }
 
 function show(view) {
+  if (page.view?.id !== view.id) page.closedRound = null;
   page.view = view;
   if (view.table.phase !== "drawn") page.mode = "keep";
   $("setup").hidden = true;
@@ -198,6 +220,7 @@ function render() {
   download.hidden = !page.view.snapshot_ready;
   download.href = `api/games/${page.view.id}/snapshot`;
 
+  const last = lastMove();
   const drawPile = $("draw-pile");
   drawPile.className = "card " + (table.draw_size > 0 ? "back" : "empty");
   setLegal(drawPile, DRAW, legal);
@@ -210,6 +233,7 @@ function render() {
   $("hand").hidden = table.held_from === null;
   if (table.held_from !== null) {
     paintCard($("held"), table.held);
+    $("held").classList.toggle("last-move", last.verb === "draw" || last.verb === "take");
     const who = table.current === you ? "You" : `Seat ${table.current}`;
     $("held-from").textContent = table.held_from === "draw pile"
       ? `${who} drew it from the draw pile` : `${who} took it from the discard pile`;
@@ -225,20 +249,33 @@ function render() {
   grids.replaceChildren();
   const slotAction = table.phase === "setup" || page.mode === "flip" ? FLIP : REPLACE; // + slot
   for (let p = 0; p < table.num_players; p++) {
-    const panel = seatPanel(p, table.totals[p], `last round ${table.round_scores[p]}`);
+    const panel = seatPanel(p, table.totals[p], table.round_index > 0 ? `last round ${table.round_scores[p]}` : null);
     if (p === table.current && table.phase !== "over") panel.classList.add("to-act");
     if (table.winners.includes(p)) panel.classList.add("winner");
     const grid = document.createElement("div");
     grid.className = "grid";
     for (let k = 0; k < 12; k++) {
       const action = p === you ? slotAction + k : -1; // only the person's own cards take moves
-      grid.append(cardButton(table.cards[p][k], table.removed[p][k], action, legal));
+      const card = cardButton(table.cards[p][k], table.removed[p][k], action, legal);
+      card.classList.toggle("last-move", p === last.seat && k === last.slot);
+      grid.append(card);
     }
     panel.append(grid);
     grids.append(panel);
   }
   renderRoundEnd();
   scheduleAgents();
+}
+
+// The last move, to highlight: its verb, and its seat and slot if it turned a card of this round up.
+function lastMove() {
+  const move = page.view.last_move;
+  if (move === null) return { verb: null, seat: null, slot: null };
+  const [verb, slot] = move.name.split(" ");
+  const { cards, removed } = page.view.table;
+  const k = Number(slot);
+  const onTable = slot !== undefined && (cards[move.seat][k] !== null || removed[move.seat][k]); // not a new round's
+  return { verb, seat: onTable ? move.seat : null, slot: onTable ? k : null };
 }
 
 function setLegal(button, action, legal) {
@@ -256,7 +293,7 @@ function seatPanel(p, total, detail) {
   title.textContent = seatName(p) + (p === page.view.table.ender ? " · ended the round" : "");
   const score = document.createElement("div");
   score.className = "score";
-  score.textContent = `total ${total} · ${detail}`;
+  score.textContent = detail === null ? `total ${total}` : `total ${total} · ${detail}`;
   panel.append(title, score);
   return panel;
 }
@@ -280,11 +317,14 @@ function statusLine() {
   return line;
 }
 
+// The last round's summary, over the table until the person closes it or the next round's play begins.
 function renderRoundEnd() {
   const box = $("round-end");
   const last = page.view.last_round;
-  box.hidden = last === null;
-  if (last === null) return;
+  const { phase, round_index } = page.view.table;
+  box.hidden = last === null || last.round === page.closedRound ||
+    (round_index === last.round && phase !== "setup" && phase !== "over");
+  if (box.hidden) return;
   const title = document.createElement("h3");
   title.textContent = `Round ${last.round} over: ${seatName(last.ender)} ended it`;
   const lines = [title];
@@ -313,18 +353,25 @@ function renderRoundEnd() {
     grids.append(panel);
   });
   lines.push(grids);
-  box.replaceChildren(...lines);
+  $("round-end-body").replaceChildren(...lines);
 }
 
-const MOVE_WORDS = { draw: "draws from the draw pile", take: "takes the top discard", replace: "replaces slot", flip: "flips slot" };
+// Each move's words: for "You", then for a seat.
+const MOVE_WORDS = {
+  draw: ["draw from the draw pile", "draws from the draw pile"],
+  take: ["take the top discard", "takes the top discard"],
+  replace: ["replace slot", "replaces slot"],
+  flip: ["flip slot", "flips slot"],
+};
 
 function logMove(view) {
   const last = view.last_move;
   if (last === null) return;
   const [verb, slot] = last.name.split(" ");
   const item = document.createElement("li");
-  const who = view.seats[last.seat] === null ? "You" : `Seat ${last.seat} (${view.seats[last.seat]})`;
-  item.textContent = `${who} ${MOVE_WORDS[verb]}${slot === undefined ? "" : " " + slot}`;
+  const yours = view.seats[last.seat] === null;
+  const who = yours ? "You" : `Seat ${last.seat} (${view.seats[last.seat]})`;
+  item.textContent = `${who} ${MOVE_WORDS[verb][yours ? 0 : 1]}${slot === undefined ? "" : " " + slot}`;
   $("log").prepend(item);
 }
 
