@@ -19,7 +19,7 @@ import sys
 from collections.abc import Sequence
 from contextlib import nullcontext
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from skyjo_env.train.arguments import add_rule_arguments, agent_spec, build_agents, int_range, require, rules_from_args
 from skyjo_env.train.backends import BACKENDS, shared_defaults
@@ -161,9 +161,17 @@ def _ask(prompt: str) -> str:
 
 
 # ---------------------------------------------------------------------------- main
+class Parser(argparse.ArgumentParser):
+    """The parser of ``skyjo`` and (argparse builds them of the same class) of every subcommand: an
+    error is one line, ``skyjo <command>: error: <message>`` with a pointer to ``--help``, not the usage."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(USAGE_ERROR, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The ``skyjo`` parser with every subcommand."""
-    parser = argparse.ArgumentParser(prog="skyjo", description="skyjo-env: Skyjo engine, agents and tournaments")
+    parser = Parser(prog="skyjo", description="skyjo-env: Skyjo engine, agents and tournaments")
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     add_tournament_parser(subparsers)
     add_train_parser(subparsers)
@@ -175,7 +183,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``skyjo`` console script; returns the exit status."""
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:  # said by the subcommand's parser, which names the command
+        _subparser(parser, args.command).error(f"unrecognized arguments: {' '.join(unknown)}")
     try:
         with _one_thread():
             return args.func(args)
@@ -190,6 +201,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # the reader went away (``skyjo ... | head``): stop quietly
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141
+
+
+def _subparser(parser: argparse.ArgumentParser, command: str) -> argparse.ArgumentParser:
+    """The parser of subcommand ``command`` (argparse keeps its actions there and offers no public lookup)."""
+    (subparsers,) = (a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return subparsers.choices[command]
 
 
 def _one_thread() -> Any:
