@@ -21,9 +21,19 @@ from contextlib import nullcontext
 from pathlib import Path
 from typing import Any, NoReturn
 
-from skyjo_env.train.arguments import add_rule_arguments, agent_spec, build_agents, int_range, require, rules_from_args
+from skyjo_env.train.arguments import (
+    add_rule_arguments,
+    agent_spec,
+    build_agents,
+    check_output_folder,
+    int_range,
+    player_counts,
+    require,
+    rules_from_args,
+)
 from skyjo_env.train.backends import BACKENDS, shared_defaults
 from skyjo_env.train.benchmark import add_benchmark_parser
+from skyjo_env.train.config import check_resumable
 from skyjo_env.train.flags import add_flags
 from skyjo_env.train.serve import add_serve_parser
 
@@ -45,35 +55,52 @@ def add_tournament_parser(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--agents", nargs="+", type=agent_spec, required=True, metavar="SPEC",
                         help="agent specs (repeat one to enter it twice)")  # fmt: skip
-    parser.add_argument("--players", type=int_range(2, 8), default=2, help="seats per game, 2 to 8 (R2)")
+    parser.add_argument("--players", type=player_counts, default=2, metavar="P|P-Q|P,Q,...",
+                        help="seats per game, 2 to 8 (R2); or several table sizes, a range 2-8 or a list 3,5,8: "
+                        "a tournament at each, written to the subfolder <P>p of --out")  # fmt: skip
     parser.add_argument("--games", type=int_range(1, None), default=10_000,
-                        help="games to play, rounded up to a multiple of the number of agents")  # fmt: skip
-    parser.add_argument("--seed", type=int, default=0, help="seeds the deals, the line-ups and random agents")
+                        help="games to play (at each table size), rounded up to a multiple of the number of agents")  # fmt: skip
+    parser.add_argument("--seed", type=int_range(0, None), default=0,
+                        help="seeds the deals, the line-ups and random agents")  # fmt: skip
     parser.add_argument("--out", default=None, metavar="DIR", help="output folder (default runs/tournament-<P>p)")
+    parser.add_argument("--overwrite", action="store_true", help="replace the files of an earlier tournament in --out")
     parser.add_argument("--no-progress", action="store_true", help="no progress reports")
     add_rule_arguments(parser)
     parser.set_defaults(func=tournament)
 
 
 def tournament(args: argparse.Namespace) -> int:
-    """Run the ``tournament`` subcommand."""
-    from skyjo_env.train.report import print_table, save
+    """Run the ``tournament`` subcommand: every input (output folders, agents at each table size)
+    is checked before the first game."""
+    from skyjo_env.observation import count_range
+    from skyjo_env.train.report import FILES, print_table, save
     from skyjo_env.train.tournament import run_tournament
 
-    rules = rules_from_args(args, args.players)
-    out = Path(args.out or f"runs/tournament-{args.players}p")
-    if out.exists() and not out.is_dir():
-        raise ValueError(f"--out {out} is a file, not a folder")
-    pool = build_agents(args.agents, rules, args.seed)
-    result = run_tournament(pool, args.players, args.games, rules=rules, seed=args.seed, progress=not args.no_progress)
-    print_table(result)
-    played = result.games + result.unfinished
-    if played != args.games:
-        print(f"(games rounded up from {args.games:,} to {played:,}: whole rotations of {len(pool)} agents)")
-    paths = save(result, out)
-    print("wrote " + ", ".join(str(p) for p in paths.values()))
-    if "plot" not in paths:
-        print("(round_scores.png not drawn: it needs matplotlib, pip install 'skyjo-env[plot]')")
+    several = isinstance(args.players, list)
+    counts: list[int] = sorted(args.players) if several else [args.players]
+    out = Path(args.out or f"runs/tournament-{count_range(tuple(counts)).replace(', ', ',')}p")
+    folders = {players: out / f"{players}p" if several else out for players in counts}
+    for folder in folders.values():
+        check_output_folder(folder)
+        found = [name for name in FILES if (folder / name).exists()]
+        if found and not args.overwrite:
+            raise ValueError(
+                f"--out {folder} already holds a tournament ({', '.join(found)}); replace it with --overwrite "
+                "or choose another --out"
+            )
+    tables = {players: rules_from_args(args, players) for players in counts}
+    pools = {players: build_agents(args.agents, rules, args.seed) for players, rules in tables.items()}
+    for players, rules in tables.items():
+        pool = pools[players]
+        result = run_tournament(pool, players, args.games, rules=rules, seed=args.seed, progress=not args.no_progress)
+        print_table(result)
+        played = result.games + result.unfinished
+        if played != args.games:
+            print(f"(games rounded up from {args.games:,} to {played:,}: whole rotations of {len(pool)} agents)")
+        paths = save(result, folders[players])
+        print("wrote " + ", ".join(str(p) for p in paths.values()))
+        if "plot" not in paths:
+            print("(round_scores.png not drawn: it needs matplotlib, pip install 'skyjo-env[plot]')")
     return 0
 
 
@@ -110,7 +137,10 @@ def add_train_parser(subparsers: argparse._SubParsersAction) -> None:
 def train(args: argparse.Namespace) -> int:
     """Run the ``train`` subcommand with the chosen backend (:mod:`skyjo_env.train.backends`)."""
     backend = BACKENDS[args.backend]
+    if args.resume and backend.name == "sb3":  # before its settings are read from the checkpoint
+        check_resumable(args.resume)
     settings = backend.settings_from_args(args)
+    check_output_folder(settings.out_dir)
     require(backend.extra, *backend.modules)
     return backend.train(settings, args)
 
@@ -128,7 +158,7 @@ def add_play_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--opponents", nargs="+", type=agent_spec, default=[default], metavar="SPEC",
                         help=f"one agent spec per opponent seat (default: {default}); the player count follows")  # fmt: skip
     parser.add_argument("--seat", type=int_range(0, 7), default=0, help="your seat (0 plays first in seat order)")
-    parser.add_argument("--seed", type=int, default=None, help="seeds the deal")
+    parser.add_argument("--seed", type=int_range(0, None), default=None, help="seeds the deal")
     add_rule_arguments(parser)
     parser.set_defaults(func=play)
 

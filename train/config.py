@@ -64,6 +64,29 @@ def parse_players(text: str) -> int | list[int]:
     return counts[0] if len(counts) == 1 and "," not in text and "-" not in text else counts
 
 
+def has_checkpoint(out: str | Path) -> bool:
+    """The run folder ``out`` holds a checkpoint to resume (its ``state.json`` is written last)."""
+    return (Path(out) / CHECKPOINT / "state.json").is_file()
+
+
+def check_resumable(out: str | Path) -> None:
+    """``ValueError`` unless the run folder ``out`` holds a checkpoint to resume (``--resume``)."""
+    folder = Path(out)
+    if not folder.is_dir():
+        raise ValueError(f"--resume {folder}: no such folder")
+    if not has_checkpoint(folder):
+        started = (folder / "config.json").exists()
+        raise ValueError(
+            f"--resume {folder}: "
+            + (
+                "the run there stopped before it saved a checkpoint, so there is nothing to resume; "
+                f"start it afresh with --overwrite --out {folder}"
+                if started
+                else f"no run there to resume (no {CHECKPOINT}/state.json)"
+            )
+        )
+
+
 def game_rules(players: int, rules: dict[str, Any]) -> Rules:
     """The :class:`Rules` of a run's games (its ``players`` and other ``rules`` options); ``ValueError``
     for a bad option, or for ``num_players`` in ``rules`` (the field ``players`` sets it)."""

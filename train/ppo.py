@@ -29,7 +29,8 @@ from skyjo_env.agents import specs
 from skyjo_env.agents.mlp_policy import MLPPolicy
 from skyjo_env.sb3_vec_env import SkyjoSB3VecEnv
 from skyjo_env.train.advised_env import AdvisedVecEnv
-from skyjo_env.train.config import CHECKPOINT, SELF, TrainConfig
+from skyjo_env.train.arguments import check_output_folder
+from skyjo_env.train.config import CHECKPOINT, SELF, TrainConfig, has_checkpoint
 from skyjo_env.train.imitation import clone, collect, concatenate, softened_teacher
 from skyjo_env.train.networks import ACTIVATIONS, SkyjoPolicy, resolve_precision
 from skyjo_env.train.overlap import OverlappedPPO
@@ -201,7 +202,7 @@ class Run:
         self.show_progress = progress
         self.say = say
         self.out = Path(config.out_dir)
-        check_run_folder(self.out, resume=resume is not None, overwrite=overwrite)
+        unstarted = check_run_folder(self.out, resume=resume is not None, overwrite=overwrite)
         state = None if resume is None else read_state(resume)
         torch.manual_seed(config.seed)
         # One thread each for torch and numpy's BLAS: on 2 cores, thread pools that spin against
@@ -230,7 +231,9 @@ class Run:
             self.model = self._resume(resume)
             self.previous_seconds = state["seconds"]
         else:
-            if overwrite:
+            if unstarted:
+                say(f"{self.out} holds {', '.join(unstarted)} of a run that stopped before it learned: starting afresh")
+            if overwrite or unstarted:
                 remove_run_files(self.out)
             self.model = self._learner(
                 SkyjoPolicy,
@@ -378,20 +381,33 @@ class Run:
         self.save_checkpoint(self.model.num_timesteps)
 
 
-def check_run_folder(out: Path, *, resume: bool, overwrite: bool) -> None:
-    """``ValueError`` unless ``out`` may hold this run: a folder (or nothing yet), and, unless the run
-    resumes it or ``overwrite`` is given, without an earlier run's files."""
-    if out.exists() and not out.is_dir():
-        raise ValueError(f"--out {out} is a file, not a folder")
+#: The files of a run that stopped before it learned (during its warm start, or refused): a new
+#: run in its folder replaces them without ``overwrite``.
+UNSTARTED_FILES = ("config.json", "warm_start.json")
+
+
+def check_run_folder(out: Path, *, resume: bool, overwrite: bool) -> list[str]:
+    """``ValueError`` unless ``out`` may hold this run: a folder that exists or can be made, and be
+    written, and, unless the run resumes it or ``overwrite`` is given, without an earlier run's
+    files; those of a run that stopped before it learned (:data:`UNSTARTED_FILES`) are no run.
+    Returns those files, which the new run replaces."""
+    check_output_folder(out)
     if resume and overwrite:
         raise ValueError("--resume continues a run and --overwrite starts one afresh: give one of them")
-    if not resume and not overwrite:
-        found = [name for name in RUN_FILES if (out / name).exists()]
-        if found:
-            raise ValueError(
-                f"{out} already holds a run ({', '.join(found)}); resume it with --resume {out}, "
-                "start it afresh with --overwrite, or choose another --out"
-            )
+    if resume or overwrite:
+        return []
+    found = [name for name in RUN_FILES if (out / name).exists()]
+    if set(found) <= set(UNSTARTED_FILES):
+        return found
+    if not has_checkpoint(out):
+        raise ValueError(
+            f"{out} holds an earlier run that saved no checkpoint ({', '.join(found)}), so it cannot be resumed; "
+            "start it afresh with --overwrite, or choose another --out"
+        )
+    raise ValueError(
+        f"{out} already holds a run ({', '.join(found)}); resume it with --resume {out}, "
+        "start it afresh with --overwrite, or choose another --out"
+    )
 
 
 def remove_run_files(out: Path) -> None:
