@@ -193,10 +193,10 @@ def _ask(prompt: str) -> str:
 # ---------------------------------------------------------------------------- main
 class Parser(argparse.ArgumentParser):
     """The parser of ``skyjo`` and (argparse builds them of the same class) of every subcommand: an
-    error is one line, ``skyjo <command>: error: <message>`` with a pointer to ``--help``, not the usage."""
+    error is one line, ``skyjo <command>: error: <message>``, not the usage (``--help`` shows it)."""
 
     def error(self, message: str) -> NoReturn:
-        self.exit(USAGE_ERROR, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+        self.exit(USAGE_ERROR, f"{self.prog}: error: {message}\n")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -29,7 +29,7 @@ import contextlib
 import socket
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from starlette.applications import Starlette
@@ -128,14 +128,7 @@ def add_serve_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--port", type=int_range(0, 65535), default=8000, help="port (default 8000; 0: any free port)")
     parser.add_argument("--games-dir", default=DEFAULT_GAMES_DIR, metavar="DIR",
                         help=f"folder the games are saved in, to resume after a restart (default {DEFAULT_GAMES_DIR})")  # fmt: skip
-    parser.error = _one_line_error
     parser.set_defaults(func=serve)
-
-
-def _one_line_error(message: str) -> NoReturn:
-    """A bad option of ``skyjo serve``: one line (argparse would print the usage first), exit status 2."""
-    print(f"skyjo serve: error: {message}", file=sys.stderr)
-    sys.exit(2)
 
 
 def serve(args: argparse.Namespace) -> int:
