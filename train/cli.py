@@ -4,8 +4,9 @@ Each subcommand has an ``add_<name>_parser(subparsers)`` that declares its argum
 ``func`` to the function that runs it; :func:`build_parser` wires them all. Shared argument types and
 the rule options are in :mod:`skyjo_env.train.arguments`; the training flags are generated from each
 training backend's settings dataclass (:mod:`skyjo_env.train.backends`, :mod:`skyjo_env.train.flags`). Bad input of any kind
-ends with one line on stderr and exit status 2, before any work is done; set ``SKYJO_TRACEBACK=1``
-to see the traceback behind such a line. ``skyjo --help`` and ``skyjo tournament`` need the core
+(argparse's errors too, see :class:`Parser`) ends with one line on stderr and exit status 2, before
+any work is done (output folders included: :func:`~skyjo_env.train.arguments.check_output_folder`);
+set ``SKYJO_TRACEBACK=1`` to see the traceback behind such a line. ``skyjo --help`` and ``skyjo tournament`` need the core
 dependencies only; a command that needs an extra says which.
 """
 
