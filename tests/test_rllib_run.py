@@ -69,6 +69,7 @@ def test_a_resumed_rllib_run_keeps_its_config(tmp_path: Path):
     saved = TrainConfig(players=3, net_arch=[64], out_dir=str(tmp_path))
     (tmp_path / "checkpoint").mkdir()
     saved.save(tmp_path / "checkpoint" / "config.json")
+    (tmp_path / "checkpoint" / "state.json").write_text('{"timesteps": 4096, "seconds": 1.0}')
     config = config_of("--backend", "rllib", "--resume", str(tmp_path), "--total-timesteps", "9000000")
     assert (config.players, config.net_arch, config.total_timesteps) == (3, [64], 9_000_000)
 

@@ -410,3 +410,198 @@ def test_serve_checks_its_folder_and_address_before_making_the_folder(capsys, mo
     monkeypatch.setattr("os.access", lambda path, mode: False)  # as if not writable (root may write anywhere)
     assert "not writable" in refused(capsys, "serve", "--games-dir", str(games))
     assert sorted(p.name for p in tmp_path.iterdir()) == ["file"]
+
+
+# ---- command line
+def files_under(folder: Path) -> list[str]:
+    return sorted(str(p.relative_to(folder)) for p in folder.rglob("*"))
+
+
+TOURNAMENT = ["tournament", "--agents", "random", "counting", "--games", "2", "--no-progress"]
+
+
+def test_a_tournament_into_a_path_under_a_file_is_refused_before_any_game(tmp_path: Path):
+    (tmp_path / "FILE").write_text("mine")
+    result = subprocess.run([sys.executable, "-m", "skyjo_env.train.cli", *TOURNAMENT, "--out", "FILE/sub"],
+                            capture_output=True, text=True, cwd=tmp_path)  # fmt: skip
+    assert result.returncode == 2 and result.stdout == ""  # no game played, no table printed
+    assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
+    assert result.stderr.startswith(f"skyjo tournament: --out FILE/sub: {tmp_path / 'FILE'} is a file, not a folder")
+    assert files_under(tmp_path) == ["FILE"] and (tmp_path / "FILE").read_text() == "mine"
+
+
+def unwritable(monkeypatch: pytest.MonkeyPatch, folder: Path) -> None:
+    """``os.access`` says ``folder`` cannot be written (a permission a root user would not see)."""
+    import os
+
+    real = os.access
+    monkeypatch.setattr(os, "access", lambda path, mode, **kw: Path(path) != folder and real(path, mode, **kw))
+
+
+def test_an_unwritable_output_folder_is_refused_before_any_work(capsys, monkeypatch, tmp_path: Path):
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    unwritable(monkeypatch, locked)
+    err = refused(capsys, *TOURNAMENT, "--out", str(locked / "t"))
+    assert f"--out {locked / 't'}: {locked}, where it would be made, is not writable; choose another --out" in err
+    assert f"--out {locked}: it is not writable" in refused(capsys, *TOURNAMENT, "--out", str(locked))
+    err = refused(capsys, "train", *TINY, "--out", str(locked / "run"))
+    assert f"{locked}, where it would be made, is not writable" in err
+    assert files_under(tmp_path) == ["locked"]
+
+
+def test_a_training_run_into_a_path_under_a_file_is_refused(capsys, tmp_path: Path):
+    (tmp_path / "FILE").write_text("mine")
+    err = refused(capsys, "train", *TINY, "--out", str(tmp_path / "FILE" / "sub"))
+    assert f"{tmp_path / 'FILE'} is a file, not a folder" in err
+    assert files_under(tmp_path) == ["FILE"]
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["--eval-opponents", "random", "ppo-4p"], "eval_opponents[1]='ppo-4p': agent 'ppo-4p' was trained for 4 players; this table has 2"),
+        (["--warm-start", "ppo-4p"], "warm_start='ppo-4p': agent 'ppo-4p' was trained for 4 players; this table has 2"),
+        (["--players", "2-3", "--warm-start", "ppo-2p"], "warm_start='ppo-2p': agent 'ppo-2p' was trained for 2 players; this table has 3"),
+        (["--players", "3", "--opponents", "ppo-3p=1", "ppo-4p=1"], "opponent 'ppo-4p': agent 'ppo-4p' was trained for 4 players; this table has 3"),
+    ],
+)  # fmt: skip
+def test_agents_that_do_not_fit_the_table_are_refused_before_the_run_starts(capsys, tmp_path: Path, flags, message):
+    err = refused(capsys, "train", *TINY, *flags, "--out", str(tmp_path / "run"))
+    assert message in err
+    assert not (tmp_path / "run").exists()  # no config.json of a run that could never finish
+
+
+def test_an_evaluation_agent_that_does_not_fit_is_refused_end_to_end(tmp_path: Path):
+    result = subprocess.run([sys.executable, "-m", "skyjo_env.train.cli", "train", *TINY, "--eval-opponents", "ppo-4p",
+                             "--out", "run"], capture_output=True, text=True, cwd=tmp_path)  # fmt: skip
+    assert result.returncode == 2 and result.stdout == "" and "Traceback" not in result.stderr
+    assert result.stderr == (
+        "skyjo train: eval_opponents[0]='ppo-4p': agent 'ppo-4p' was trained for 4 players; this table has 2\n"
+    )
+    assert files_under(tmp_path) == []
+
+
+def test_a_run_folder_that_stopped_before_learning_is_started_afresh(capsys, tmp_path: Path):
+    out = tmp_path / "run"
+    out.mkdir()
+    (out / "config.json").write_text("{}")  # what a run killed in its warm start leaves
+    code, stdout, _ = skyjo(capsys, "train", *TINY, "--out", str(out))
+    assert code == 0
+    assert f"{out} holds config.json of a run that stopped before it learned: starting afresh" in stdout
+    assert json.loads((out / "config.json").read_text())["total_timesteps"] == 1024
+    assert (out / "checkpoint" / "state.json").is_file()
+
+
+def test_a_run_folder_without_a_checkpoint_points_to_overwrite(capsys, tmp_path: Path):
+    out = tmp_path / "run"
+    (out / "tensorboard").mkdir(parents=True)
+    (out / "config.json").write_text("{}")
+    before = files_under(tmp_path)
+    err = refused(capsys, "train", *TINY, "--out", str(out))
+    assert "holds an earlier run that saved no checkpoint (config.json, tensorboard), so it cannot be resumed" in err
+    assert "--overwrite" in err and "--resume" not in err
+    err = refused(capsys, "train", "--resume", str(out), "--total-timesteps", "2048")
+    assert f"--resume {out}: the run there stopped before it saved a checkpoint, so there is nothing to resume" in err
+    assert f"start it afresh with --overwrite --out {out}" in err
+    assert "no run there to resume" in refused(capsys, "train", "--resume", str(tmp_path))
+    assert "no such folder" in refused(capsys, "train", "--resume", str(tmp_path / "nothing"))
+    assert files_under(tmp_path) == before
+
+
+def float_fields() -> list[str]:
+    import typing
+
+    from skyjo_env.train.config import TrainConfig
+
+    hints = typing.get_type_hints(TrainConfig)
+    return [name for name, hint in hints.items() if hint in (float, float | None)]
+
+
+@pytest.mark.parametrize("value", ["inf", "-inf", "nan"])
+@pytest.mark.parametrize("name", float_fields())
+def test_a_number_that_is_not_finite_is_refused(capsys, tmp_path: Path, name: str, value: str):
+    err = refused(capsys, "train", f"--{name.replace('_', '-')}={value}", "--out", str(tmp_path / "run"))
+    assert f"{name}={float(value)!r} is not allowed; use a finite number" in err
+    assert not (tmp_path / "run").exists()
+
+
+def test_infinite_numbers_in_a_config_file_or_a_weight_are_refused(capsys, tmp_path: Path):
+    path = tmp_path / "config.json"
+    path.write_text('{"learning_rate": Infinity}')
+    assert "learning_rate=inf is not allowed; use a finite number" in refused(capsys, "train", "--config", str(path))
+    err = refused(capsys, "train", "--opponents", "counting=inf", "--out", str(tmp_path / "run"))
+    assert "the weight of 'counting' must be a finite number >= 0, got 'inf'" in err
+    assert files_under(tmp_path) == ["config.json"]
+
+
+def test_a_minibatch_larger_than_a_rollout_is_refused(capsys, tmp_path: Path):
+    err = refused(capsys, "train", "--batch-size", "100000", "--out", str(tmp_path / "run"))
+    assert "batch_size=100,000 is larger than a rollout (num_envs x n_steps = 512 x 32 = 16,384 steps)" in err
+    assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["tournament", "--agents", "random", "--bogus"],
+        ["tournament", "--agents", "random", "--players", "9"],
+        ["train", "--learning-rate", "fast"],
+        ["train", "--bogus"],
+        ["play", "--seat", "9"],
+        ["play", "--bogus"],
+        ["serve", "--port", "-5"],
+        ["benchmark"],
+        ["benchmark", "counting", "--suite", "quick", "--bogus"],
+        ["--bogus"],
+        ["nope"],
+    ],
+)
+def test_a_parser_error_of_every_subcommand_is_one_line(capsys, argv: list[str]):
+    command = "skyjo" if argv[0].startswith("-") or argv[0] == "nope" else f"skyjo {argv[0]}"
+    err = refused(capsys, *argv)
+    assert err.startswith(f"{command}: error: ") and "usage" not in err
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (TOURNAMENT, "skyjo tournament: error: argument --seed: -1 is out of range; use at least 0"),
+        (["play"], "skyjo play: error: argument --seed: -1 is out of range; use at least 0"),
+        (["train"], "skyjo train: seed=-1 is not allowed; use a non-negative integer"),
+    ],
+)
+def test_a_negative_seed_is_refused_naming_the_flag(capsys, argv: list[str], message: str):
+    assert refused(capsys, *argv, "--seed", "-1").startswith(message)
+
+
+def test_a_tournament_is_not_overwritten_without_overwrite(capsys, tmp_path: Path):
+    assert skyjo(capsys, *TOURNAMENT, "--out", str(tmp_path))[0] == 0
+    before = contents(tmp_path)
+    err = refused(capsys, *TOURNAMENT, "--seed", "1", "--out", str(tmp_path))
+    assert f"--out {tmp_path} already holds a tournament (tournament.json, " in err and "--overwrite" in err
+    assert contents(tmp_path) == before
+    assert skyjo(capsys, *TOURNAMENT, "--seed", "1", "--out", str(tmp_path), "--overwrite")[0] == 0
+    assert json.loads((tmp_path / "tournament.json").read_text())["seed"] == 1
+
+
+@pytest.mark.parametrize(("players", "counts"), [("2-3", [2, 3]), ("3,5", [3, 5])])
+def test_a_tournament_plays_at_each_table_size_it_is_given(capsys, tmp_path: Path, players: str, counts: list[int]):
+    code, out, _ = skyjo(capsys, *TOURNAMENT, "--players", players, "--out", str(tmp_path))
+    assert code == 0
+    assert files_under(tmp_path) == sorted(
+        [f"{p}p" for p in counts] + [f"{p}p/{name}" for p in counts for name in
+                                     ("round_scores.png", "tournament.csv", "tournament.json", "tournament.md")]
+    )  # fmt: skip
+    for p in counts:
+        assert json.loads((tmp_path / f"{p}p" / "tournament.json").read_text())["players"] == p
+        assert f"{p} players, seed 0" in out and f"wrote {tmp_path / f'{p}p' / 'tournament.json'}" in out
+
+
+def test_a_tournament_checks_every_table_size_before_the_first_game(capsys, tmp_path: Path):
+    err = refused(capsys, "tournament", "--agents", "ppo-4p", "counting", "--players", "4,2", "--games", "2",
+                  "--no-progress", "--out", str(tmp_path / "t"))  # fmt: skip
+    assert "agent 'ppo-4p' was trained for 4 players; this table has 2" in err
+    assert not (tmp_path / "t").exists()
+    err = refused(capsys, *TOURNAMENT, "--players", "2-9")
+    assert "argument --players: player counts [2, 3, 4, 5, 6, 7, 8, 9] are not allowed; use distinct counts" in err

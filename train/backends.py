@@ -20,7 +20,7 @@ from typing import Any
 
 from skyjo_env.observation import count_range
 from skyjo_env.train.arguments import rule_options
-from skyjo_env.train.config import CHECKPOINT, FIXED_ON_RESUME, TrainConfig, opponent_weight
+from skyjo_env.train.config import CHECKPOINT, FIXED_ON_RESUME, TrainConfig, check_resumable, opponent_weight
 from skyjo_env.train.flags import default_of, given
 from skyjo_env.train.runs import TrainOutcome
 
@@ -79,6 +79,7 @@ def train_config_from_args(args: argparse.Namespace) -> TrainConfig:
     if args.resume:
         if args.config:
             raise ValueError("--resume continues a run with its own config; --config cannot change it")
+        check_resumable(args.resume)
         saved = TrainConfig.load(Path(args.resume) / CHECKPOINT / "config.json")
         if "out_dir" in flags and Path(flags["out_dir"]) != Path(args.resume):
             raise ValueError(

@@ -4,8 +4,9 @@ Each subcommand has an ``add_<name>_parser(subparsers)`` that declares its argum
 ``func`` to the function that runs it; :func:`build_parser` wires them all. Shared argument types and
 the rule options are in :mod:`skyjo_env.train.arguments`; the training flags are generated from each
 training backend's settings dataclass (:mod:`skyjo_env.train.backends`, :mod:`skyjo_env.train.flags`). Bad input of any kind
-ends with one line on stderr and exit status 2, before any work is done; set ``SKYJO_TRACEBACK=1``
-to see the traceback behind such a line. ``skyjo --help`` and ``skyjo tournament`` need the core
+(argparse's errors too, see :class:`Parser`) ends with one line on stderr and exit status 2, before
+any work is done (output folders included: :func:`~skyjo_env.train.arguments.check_output_folder`);
+set ``SKYJO_TRACEBACK=1`` to see the traceback behind such a line. ``skyjo --help`` and ``skyjo tournament`` need the core
 dependencies only; a command that needs an extra says which.
 """
 
@@ -19,9 +20,18 @@ import sys
 from collections.abc import Sequence
 from contextlib import nullcontext
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
-from skyjo_env.train.arguments import add_rule_arguments, agent_spec, build_agents, int_range, require, rules_from_args
+from skyjo_env.train.arguments import (
+    add_rule_arguments,
+    agent_spec,
+    build_agents,
+    check_output_folder,
+    int_range,
+    player_counts,
+    require,
+    rules_from_args,
+)
 from skyjo_env.train.backends import BACKENDS, train_config_from_args
 from skyjo_env.train.benchmark import add_benchmark_parser
 from skyjo_env.train.config import CHECKPOINT, TrainConfig
@@ -46,35 +56,52 @@ def add_tournament_parser(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--agents", nargs="+", type=agent_spec, required=True, metavar="SPEC",
                         help="agent specs (repeat one to enter it twice)")  # fmt: skip
-    parser.add_argument("--players", type=int_range(2, 8), default=2, help="seats per game, 2 to 8 (R2)")
+    parser.add_argument("--players", type=player_counts, default=2, metavar="P|P-Q|P,Q,...",
+                        help="seats per game, 2 to 8 (R2); or several table sizes, a range 2-8 or a list 3,5,8: "
+                        "a tournament at each, written to the subfolder <P>p of --out")  # fmt: skip
     parser.add_argument("--games", type=int_range(1, None), default=10_000,
-                        help="games to play, rounded up to a multiple of the number of agents")  # fmt: skip
-    parser.add_argument("--seed", type=int, default=0, help="seeds the deals, the line-ups and random agents")
+                        help="games to play (at each table size), rounded up to a multiple of the number of agents")  # fmt: skip
+    parser.add_argument("--seed", type=int_range(0, None), default=0,
+                        help="seeds the deals, the line-ups and random agents")  # fmt: skip
     parser.add_argument("--out", default=None, metavar="DIR", help="output folder (default runs/tournament-<P>p)")
+    parser.add_argument("--overwrite", action="store_true", help="replace the files of an earlier tournament in --out")
     parser.add_argument("--no-progress", action="store_true", help="no progress reports")
     add_rule_arguments(parser)
     parser.set_defaults(func=tournament)
 
 
 def tournament(args: argparse.Namespace) -> int:
-    """Run the ``tournament`` subcommand."""
-    from skyjo_env.train.report import print_table, save
+    """Run the ``tournament`` subcommand: every input (output folders, agents at each table size)
+    is checked before the first game."""
+    from skyjo_env.observation import count_range
+    from skyjo_env.train.report import FILES, print_table, save
     from skyjo_env.train.tournament import run_tournament
 
-    rules = rules_from_args(args, args.players)
-    out = Path(args.out or f"runs/tournament-{args.players}p")
-    if out.exists() and not out.is_dir():
-        raise ValueError(f"--out {out} is a file, not a folder")
-    pool = build_agents(args.agents, rules, args.seed)
-    result = run_tournament(pool, args.players, args.games, rules=rules, seed=args.seed, progress=not args.no_progress)
-    print_table(result)
-    played = result.games + result.unfinished
-    if played != args.games:
-        print(f"(games rounded up from {args.games:,} to {played:,}: whole rotations of {len(pool)} agents)")
-    paths = save(result, out)
-    print("wrote " + ", ".join(str(p) for p in paths.values()))
-    if "plot" not in paths:
-        print("(round_scores.png not drawn: it needs matplotlib, pip install 'skyjo-env[plot]')")
+    several = isinstance(args.players, list)
+    counts: list[int] = sorted(args.players) if several else [args.players]
+    out = Path(args.out or f"runs/tournament-{count_range(tuple(counts)).replace(', ', ',')}p")
+    folders = {players: out / f"{players}p" if several else out for players in counts}
+    for folder in folders.values():
+        check_output_folder(folder)
+        found = [name for name in FILES if (folder / name).exists()]
+        if found and not args.overwrite:
+            raise ValueError(
+                f"--out {folder} already holds a tournament ({', '.join(found)}); replace it with --overwrite "
+                "or choose another --out"
+            )
+    tables = {players: rules_from_args(args, players) for players in counts}
+    pools = {players: build_agents(args.agents, rules, args.seed) for players, rules in tables.items()}
+    for players, rules in tables.items():
+        pool = pools[players]
+        result = run_tournament(pool, players, args.games, rules=rules, seed=args.seed, progress=not args.no_progress)
+        print_table(result)
+        played = result.games + result.unfinished
+        if played != args.games:
+            print(f"(games rounded up from {args.games:,} to {played:,}: whole rotations of {len(pool)} agents)")
+        paths = save(result, folders[players])
+        print("wrote " + ", ".join(str(p) for p in paths.values()))
+        if "plot" not in paths:
+            print("(round_scores.png not drawn: it needs matplotlib, pip install 'skyjo-env[plot]')")
     return 0
 
 
@@ -131,7 +158,7 @@ def add_play_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--opponents", nargs="+", type=agent_spec, default=[default], metavar="SPEC",
                         help=f"one agent spec per opponent seat (default: {default}); the player count follows")  # fmt: skip
     parser.add_argument("--seat", type=int_range(0, 7), default=0, help="your seat (0 plays first in seat order)")
-    parser.add_argument("--seed", type=int, default=None, help="seeds the deal")
+    parser.add_argument("--seed", type=int_range(0, None), default=None, help="seeds the deal")
     add_rule_arguments(parser)
     parser.set_defaults(func=play)
 
@@ -164,9 +191,17 @@ def _ask(prompt: str) -> str:
 
 
 # ---------------------------------------------------------------------------- main
+class Parser(argparse.ArgumentParser):
+    """The parser of ``skyjo`` and (argparse builds them of the same class) of every subcommand: an
+    error is one line, ``skyjo <command>: error: <message>``, not the usage (``--help`` shows it)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(USAGE_ERROR, f"{self.prog}: error: {message}\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The ``skyjo`` parser with every subcommand."""
-    parser = argparse.ArgumentParser(prog="skyjo", description="skyjo-env: Skyjo engine, agents and tournaments")
+    parser = Parser(prog="skyjo", description="skyjo-env: Skyjo engine, agents and tournaments")
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     add_tournament_parser(subparsers)
     add_train_parser(subparsers)
@@ -178,7 +213,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``skyjo`` console script; returns the exit status."""
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:  # said by the subcommand's parser, which names the command
+        _subparser(parser, args.command).error(f"unrecognized arguments: {' '.join(unknown)}")
     try:
         with _one_thread():
             return args.func(args)
@@ -193,6 +231,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # the reader went away (``skyjo ... | head``): stop quietly
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141
+
+
+def _subparser(parser: argparse.ArgumentParser, command: str) -> argparse.ArgumentParser:
+    """The parser of subcommand ``command`` (argparse keeps its actions there and offers no public lookup)."""
+    (subparsers,) = (a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return subparsers.choices[command]
 
 
 def _one_thread() -> Any:

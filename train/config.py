@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any, Literal, get_args
@@ -42,8 +43,8 @@ def opponent_weight(text: str) -> tuple[str, float]:
             value = float(weight)
         except ValueError:  # '=' belongs to the spec (alias=SPEC): no weight given
             return text, 1.0
-        if not value >= 0:
-            raise ValueError(f"the weight of {spec!r} must be a number >= 0, got {weight!r}")
+        if not (math.isfinite(value) and value >= 0):
+            raise ValueError(f"the weight of {spec!r} must be a finite number >= 0, got {weight!r}")
         return spec, value
     return text, 1.0
 
@@ -63,12 +64,61 @@ def parse_players(text: str) -> int | list[int]:
     return counts[0] if len(counts) == 1 and "," not in text and "-" not in text else counts
 
 
+def has_checkpoint(out: str | Path) -> bool:
+    """The run folder ``out`` holds a checkpoint to resume (its ``state.json`` is written last)."""
+    return (Path(out) / CHECKPOINT / "state.json").is_file()
+
+
+def check_resumable(out: str | Path) -> None:
+    """``ValueError`` unless the run folder ``out`` holds a checkpoint to resume (``--resume``)."""
+    folder = Path(out)
+    if not folder.is_dir():
+        raise ValueError(f"--resume {folder}: no such folder")
+    if not has_checkpoint(folder):
+        started = (folder / "config.json").exists()
+        raise ValueError(
+            f"--resume {folder}: "
+            + (
+                "the run there stopped before it saved a checkpoint, so there is nothing to resume; "
+                f"start it afresh with --overwrite --out {folder}"
+                if started
+                else f"no run there to resume (no {CHECKPOINT}/state.json)"
+            )
+        )
+
+
 def game_rules(players: int, rules: dict[str, Any]) -> Rules:
     """The :class:`Rules` of a run's games (its ``players`` and other ``rules`` options); ``ValueError``
     for a bad option, or for ``num_players`` in ``rules`` (the field ``players`` sets it)."""
     if "num_players" in rules:
         raise ValueError("rules must not hold num_players; the field players sets it")
     return Rules.from_dict({**rules, "num_players": players})
+
+
+def check_finite(config: Any) -> None:
+    """``ValueError`` naming the field if a number field of dataclass instance ``config`` is infinite or NaN."""
+    for f in fields(config):
+        value = getattr(config, f.name)
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ValueError(f"{f.name}={value!r} is not allowed; use a finite number")
+
+
+def check_agents_fit(config: TrainConfig) -> None:
+    """``ValueError`` unless every agent a run names (its opponents, its evaluation agents, the warm
+    start's teacher) can be built for each of its table sizes: checked up front, so that no run
+    stops at its first evaluation or its warm start (each agent is built once per table size)."""
+    named = [
+        *((f"opponent {name!r}", name) for name in config.opponents if name != SELF),
+        *((f"eval_opponents[{i}]={name!r}", name) for i, name in enumerate(config.eval_opponents)),
+        *(((f"warm_start={config.warm_start!r}", config.warm_start),) if config.warm_start is not None else ()),
+    ]
+    for players in config.player_counts:
+        rules = config.table_rules(players)
+        for what, spec in named:
+            try:
+                specs.make(spec, rules=rules)
+            except ValueError as exc:
+                raise ValueError(f"{what}: {exc}") from None
 
 
 @dataclass
@@ -185,6 +235,7 @@ class TrainConfig:
 
     def __post_init__(self) -> None:
         check_types(self)
+        check_finite(self)
         if isinstance(self.players, list):
             check_player_counts(self.players)
             if self.shaping:
@@ -220,8 +271,18 @@ class TrainConfig:
             raise ValueError(
                 f"time_limit_minutes={self.time_limit_minutes!r} is not allowed; use a positive number or None"
             )
-        if not self.opponents or any(w < 0 for w in self.opponents.values()) or sum(self.opponents.values()) <= 0:
-            raise ValueError(f"opponents={self.opponents!r} must map opponent kinds to non-negative weights, not all 0")
+        if self.seed < 0:
+            raise ValueError(f"seed={self.seed!r} is not allowed; use a non-negative integer")
+        if self.batch_size > self.num_envs * self.n_steps:
+            raise ValueError(
+                f"batch_size={self.batch_size:,} is larger than a rollout (num_envs x n_steps = "
+                f"{self.num_envs:,} x {self.n_steps:,} = {self.num_envs * self.n_steps:,} steps); use at most that"
+            )
+        weights = self.opponents.values()
+        if not self.opponents or any(not (math.isfinite(w) and w >= 0) for w in weights) or sum(weights) <= 0:
+            raise ValueError(
+                f"opponents={self.opponents!r} must map opponent kinds to finite non-negative weights, not all 0"
+            )
         if not self.net_arch or any(units < 1 for units in self.net_arch):
             raise ValueError(f"net_arch={self.net_arch!r} is not allowed; use one or more positive layer sizes")
         if not self.eval_opponents:
@@ -238,6 +299,7 @@ class TrainConfig:
                 specs.check(spec)
             except ValueError as exc:
                 raise ValueError(f"{what}: {exc}") from None
+        check_agents_fit(self)
 
     @property
     def mixed(self) -> bool:

@@ -35,8 +35,8 @@ from skyjo_env.train.runs import (
     check_resume,
     check_run_folder,
     finish,
+    prepare_run_folder,
     read_state,
-    remove_run_files,
     run_evaluation,
     warm_start,
     write_checkpoint,
@@ -140,7 +140,7 @@ class Run:
         self.show_progress = progress
         self.say = say
         self.out = Path(config.out_dir)
-        check_run_folder(self.out, resume=resume is not None, overwrite=overwrite)
+        unstarted = check_run_folder(self.out, resume=resume is not None, overwrite=overwrite)
         state = None if resume is None else read_state(resume)
         torch.manual_seed(config.seed)
         # One thread each for torch and numpy's BLAS: on 2 cores, thread pools that spin against
@@ -169,8 +169,7 @@ class Run:
             self.model = self._resume(resume)
             self.previous_seconds = state["seconds"]
         else:
-            if overwrite:
-                remove_run_files(self.out)
+            prepare_run_folder(self.out, unstarted, overwrite=overwrite, say=say)
             self.model = self._learner(
                 SkyjoPolicy,
                 self.venv,

@@ -151,9 +151,14 @@ def plot_round_scores(result: TournamentResult, path: str | Path) -> Path:
     return path
 
 
+#: The files :func:`save` writes (the plot where matplotlib is installed).
+FILES = ("tournament.json", "tournament.csv", "tournament.md", "round_scores.png")
+
+
 def save(result: TournamentResult, out_dir: str | Path) -> dict[str, Path]:
     """Write ``tournament.json``, ``tournament.csv``, ``tournament.md`` and, where matplotlib is
-    installed (the ``plot`` extra), ``round_scores.png`` into ``out_dir``."""
+    installed (the ``plot`` extra), ``round_scores.png`` into ``out_dir`` (without matplotlib, an
+    earlier tournament's plot there is removed: the folder's files describe one tournament)."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     markdown = out / "tournament.md"
@@ -165,6 +170,8 @@ def save(result: TournamentResult, out_dir: str | Path) -> dict[str, Path]:
     }
     if importlib.util.find_spec("matplotlib") is not None:
         paths["plot"] = plot_round_scores(result, out / "round_scores.png")
+    else:
+        (out / "round_scores.png").unlink(missing_ok=True)
     return paths
 
 

@@ -50,8 +50,8 @@ from skyjo_env.train.runs import (
     check_resume,
     check_run_folder,
     finish,
+    prepare_run_folder,
     read_state,
-    remove_run_files,
     run_evaluation,
     warm_start,
     write_checkpoint,
@@ -147,8 +147,17 @@ class RLlibRun:
     """One RLlib training run: its config, PPO algorithm, opponent pool and output files."""
 
     def __init__(
-        self, config: TrainConfig, resume: Path | None, *, overwrite: bool, progress: bool, say: Callable[[str], None]
+        self,
+        config: TrainConfig,
+        resume: Path | None,
+        *,
+        overwrite: bool,
+        progress: bool,
+        say: Callable[[str], None],
+        unstarted: list[str] | None = None,
     ) -> None:
+        """``unstarted``: the files of an earlier run in the folder that never learned (replaced), as
+        :func:`~skyjo_env.train.runs.check_run_folder` found them."""
         self.config = c = config
         self.started = time.perf_counter()
         self.show_progress = progress
@@ -166,8 +175,8 @@ class RLlibRun:
             self.algo.restore_from_path(str((resume / ALGORITHM).resolve()))
             self.pool.load(resume / "pool")
             self.timesteps, self.previous_seconds = state["timesteps"], state["seconds"]
-        elif overwrite:
-            remove_run_files(self.out)
+        else:
+            prepare_run_folder(self.out, unstarted or [], overwrite=overwrite, say=say)
         self.out.mkdir(parents=True, exist_ok=True)
         c.save(self.out / "config.json")
         nodes = len(set(self.algo.env_runner_group.foreach_env_runner(node_id, local_env_runner=False)))
@@ -299,10 +308,10 @@ def train(
     """
     started = time.perf_counter()
     resume = None if resume is None else Path(resume)
-    check_run_folder(Path(config.out_dir), resume=resume is not None, overwrite=overwrite)
+    unstarted = check_run_folder(Path(config.out_dir), resume=resume is not None, overwrite=overwrite)
     check_resume(config, resume)
     with ray_session(config.address, config.env_runners + 1):
-        run = RLlibRun(config, resume, overwrite=overwrite, progress=progress, say=say)
+        run = RLlibRun(config, resume, overwrite=overwrite, progress=progress, say=say, unstarted=unstarted)
         try:
             before = run.timesteps
             run.learn()

@@ -22,7 +22,8 @@ import torch
 
 from skyjo_env.agents import specs
 from skyjo_env.agents.mlp_policy import MLPPolicy
-from skyjo_env.train.config import CHECKPOINT, TrainConfig
+from skyjo_env.train.arguments import check_output_folder
+from skyjo_env.train.config import CHECKPOINT, TrainConfig, has_checkpoint
 from skyjo_env.train.imitation import clone, collect, concatenate, softened_teacher
 from skyjo_env.train.networks import SkyjoPolicy
 from skyjo_env.train.progress import Progress, duration
@@ -56,20 +57,43 @@ class TrainOutcome:
 
 
 # ---------------------------------------------------------------------------- the run folder
-def check_run_folder(out: Path, *, resume: bool, overwrite: bool) -> None:
-    """``ValueError`` unless ``out`` may hold this run: a folder (or nothing yet), and, unless the run
-    resumes it or ``overwrite`` is given, without an earlier run's files."""
-    if out.exists() and not out.is_dir():
-        raise ValueError(f"--out {out} is a file, not a folder")
+#: The files of a run that stopped before it learned (during its warm start, or refused): a new
+#: run in its folder replaces them without ``overwrite``.
+UNSTARTED_FILES = ("config.json", "warm_start.json")
+
+
+def check_run_folder(out: Path, *, resume: bool, overwrite: bool) -> list[str]:
+    """``ValueError`` unless ``out`` may hold this run: a folder that exists or can be made, and be
+    written, and, unless the run resumes it or ``overwrite`` is given, without an earlier run's
+    files; those of a run that stopped before it learned (:data:`UNSTARTED_FILES`) are no run.
+    Returns those files, which the new run replaces."""
+    check_output_folder(out)
     if resume and overwrite:
         raise ValueError("--resume continues a run and --overwrite starts one afresh: give one of them")
-    if not resume and not overwrite:
-        found = [name for name in RUN_FILES if (out / name).exists()]
-        if found:
-            raise ValueError(
-                f"{out} already holds a run ({', '.join(found)}); resume it with --resume {out}, "
-                "start it afresh with --overwrite, or choose another --out"
-            )
+    if resume or overwrite:
+        return []
+    found = [name for name in RUN_FILES if (out / name).exists()]
+    if set(found) <= set(UNSTARTED_FILES):
+        return found
+    if not has_checkpoint(out):
+        raise ValueError(
+            f"{out} holds an earlier run that saved no checkpoint ({', '.join(found)}), so it cannot be resumed; "
+            "start it afresh with --overwrite, or choose another --out"
+        )
+    raise ValueError(
+        f"{out} already holds a run ({', '.join(found)}); resume it with --resume {out}, "
+        "start it afresh with --overwrite, or choose another --out"
+    )
+
+
+def prepare_run_folder(out: Path, unstarted: list[str], *, overwrite: bool, say: Callable[[str], None]) -> None:
+    """Clear an earlier run's files for a new run (``overwrite``, or the files of one that never
+    learned, which :func:`check_run_folder` returned), then make the folder."""
+    if unstarted:
+        say(f"{out} holds {', '.join(unstarted)} of a run that stopped before it learned: starting afresh")
+    if overwrite or unstarted:
+        remove_run_files(out)
+    out.mkdir(parents=True, exist_ok=True)
 
 
 def remove_run_files(out: Path) -> None:

@@ -42,7 +42,7 @@ import json
 import socket
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 if TYPE_CHECKING:
@@ -187,14 +187,7 @@ def add_serve_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--port", type=int_range(0, 65535), default=8000, help="port (default 8000; 0: any free port)")
     parser.add_argument("--games-dir", default=DEFAULT_GAMES_DIR, metavar="DIR",
                         help=f"folder the games are saved in, to resume after a restart (default {DEFAULT_GAMES_DIR})")  # fmt: skip
-    parser.error = _one_line_error
     parser.set_defaults(func=serve)
-
-
-def _one_line_error(message: str) -> NoReturn:
-    """A bad option of ``skyjo serve``: one line (argparse would print the usage first), exit status 2."""
-    print(f"skyjo serve: error: {message}", file=sys.stderr)
-    sys.exit(2)
 
 
 def serve(args: argparse.Namespace) -> int:
