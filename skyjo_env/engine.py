@@ -100,6 +100,9 @@ _HIGH_SLOT = np.array([m.bit_length() - 1 for m in range(ALL_SLOTS + 1)], dtype=
 _UNSEEN_AFTER_DEAL = (COUNTS - np.eye(NUM_VALUES, dtype=np.int16)).view(np.dtype((np.void, 2 * NUM_VALUES)))[:, 0]
 # The state arrays with a row per game that are read or written row-wise (see ``_items``).
 _ROW_STATE = ("values", "face_up", "removed", "totals", "round_scores", "unseen", "keys")
+# The attributes that are views of the state arrays (bound by ``SkyjoEngine._bind_views``).
+_VIEWS = ("_values_flat", "_up_flat", "_removed_flat", "_draw_flat", "_discard_flat", "_unseen_flat", "_items",
+          "_dealt_draw_pile")  # fmt: skip
 
 
 @dataclass
@@ -145,7 +148,6 @@ class SkyjoEngine:
         self.num_players = P = self.rules.num_players
         self.auto_reset = bool(auto_reset)
         self._all = np.arange(B)
-        self._all.setflags(write=False)
         self.values = np.zeros((B, P, SLOTS), dtype=np.int8)
         self.face_up = np.zeros((B, P), dtype=np.uint32)
         self.removed = np.zeros((B, P), dtype=np.uint32)
@@ -167,6 +169,29 @@ class SkyjoEngine:
         self.keys = np.zeros((B, 2), dtype=np.uint32)
         self.shuffles = np.zeros(B, dtype=np.uint32)
         self._scripted: dict[int, dict[int, np.ndarray]] = {}  # game -> round index -> deck order
+        self._unseen_all = self._all * NUM_VALUES - MIN_VALUE  # every game's b * 15 - MIN_VALUE
+        self._no_flags = row_item(np.zeros(P, dtype=np.uint32))
+        self._all_flags = row_item(np.full(P, ALL_SLOTS, dtype=np.uint32))
+        self._no_scores = row_item(np.zeros(P, dtype=np.int16))
+        self._cell_all = self._all * P  # index of seat 0 of every game in (B * P) arrays
+        self._next_seat = np.roll(np.arange(P, dtype=np.int8), -1)  # seat p -> seat p + 1 (mod P)
+        self._result: StepResult | None = None  # the step's result, once a round has ended in it
+        self._quiet: StepResult | None = None  # cached read-only result of steps where none ended
+        self._zeros = self._new_result()  # its zeros, shared by every such result (read-only)
+        self._seat_distance = (np.arange(P) - np.arange(P)[:, None]) % P  # [s, p]: seats from s on to p
+        self._rng = np.random.default_rng(seed)
+        self._bind_views()
+        self.reset_games(self._all)
+
+    def _bind_views(self) -> None:
+        """(Re)bind the views that share memory with the state arrays, and mark the shared constants
+        read-only: the one place that knows them, called on construction and on unpickling.
+
+        ``copy.deepcopy`` and pickle copy every array on its own, so a copied view would no longer
+        alias its state array; :meth:`__getstate__` leaves them out and :meth:`__setstate__` calls
+        this, so a copy is an independent twin of the original.
+        """
+        B = self.batch_size
         # Flat views: cell (b, p, k) of ``values`` is ``_values_flat[(b * P + p) * 12 + k]``.
         self._values_flat = self.values.reshape(-1)
         self._up_flat = self.face_up.reshape(-1)
@@ -175,22 +200,23 @@ class SkyjoEngine:
         self._draw_flat = self.draw_pile.reshape(-1)
         self._discard_flat = self.discard_pile.reshape(-1)
         self._unseen_flat = self.unseen.reshape(-1)  # value v of game b: b * 15 + v - MIN_VALUE
-        self._unseen_all = self._all * NUM_VALUES - MIN_VALUE  # every game's b * 15 - MIN_VALUE
         # Per-game rows as one item each (no copy): a fancy index then moves one item per game,
         # not one per card, which is several times cheaper for the few games ending a round.
         self._items = {name: row_items(getattr(self, name).reshape(B, -1)) for name in _ROW_STATE}
-        self._dealt_draw_pile = row_items(self.draw_pile[:, : DECK_SIZE - P * SLOTS - 1])  # as _deal fills it
-        self._no_flags = row_item(np.zeros(P, dtype=np.uint32))
-        self._all_flags = row_item(np.full(P, ALL_SLOTS, dtype=np.uint32))
-        self._no_scores = row_item(np.zeros(P, dtype=np.int16))
-        self._cell_all = self._all * P  # index of seat 0 of every game in (B * P) arrays
-        self._next_seat = np.roll(np.arange(P, dtype=np.int8), -1)  # seat p -> seat p + 1 (mod P)
-        self._result: StepResult | None = None  # the step's result, once a round has ended in it
-        self._quiet: StepResult | None = None  # cached read-only result of steps where none ended
-        self._zeros = _read_only(self._new_result())  # its zeros, shared by every such result
-        self._seat_distance = (np.arange(P) - np.arange(P)[:, None]) % P  # [s, p]: seats from s on to p
-        self._rng = np.random.default_rng(seed)
-        self.reset_games(self._all)
+        dealt = DECK_SIZE - self.num_players * SLOTS - 1
+        self._dealt_draw_pile = row_items(self.draw_pile[:, :dealt])  # as _deal fills it
+        self._all.setflags(write=False)
+        _read_only(self._zeros)
+        if self._quiet is not None:
+            self._quiet.totals.setflags(write=False)
+
+    def __getstate__(self) -> dict[str, Any]:
+        """The state without the views of :meth:`_bind_views` (pickle and ``copy.deepcopy``)."""
+        return {k: v for k, v in self.__dict__.items() if k not in _VIEWS}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._bind_views()
 
     # ------------------------------------------------------------------ starting games
     def reset(self, seed: int | None = None) -> None:
