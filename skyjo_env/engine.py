@@ -346,12 +346,13 @@ class SkyjoEngine:
             raise ValueError(f"actions must have shape {g.shape} (one per stepped game), got {a.shape}")
         if a.dtype.kind not in "iu":
             raise ValueError(f"actions must be integers (action ids 0..{NUM_ACTIONS - 1}), got dtype {a.dtype}")
+        given = a  # (uint64 ids of 2**63 and above wrap in intp: messages name them as given)
         if a.dtype != np.intp:
             a = a.astype(np.intp)
         if check:
             if games is not None and np.unique(g).size != g.size:
                 raise ValueError("games must not repeat a game index")
-            self._check_actions(a, g)
+            self._check_actions(a, g, given)
         if games is None:
             self.steps += _ONE32
         else:
@@ -379,18 +380,19 @@ class SkyjoEngine:
             result = StepResult(*(getattr(result, f.name)[g] for f in fields(StepResult)))
         return result
 
-    def _check_actions(self, a: np.ndarray, games: np.ndarray) -> None:
+    def _check_actions(self, a: np.ndarray, games: np.ndarray, given: np.ndarray) -> None:
+        """``ValueError`` for the first illegal action of ``a`` (the actions ``given``, as intp)."""
         bits = self.legal_bits(games)
-        bad = illegal_rows(a, bits)
+        bad = illegal_rows(given, bits)
         if not bad.size:
             return
         i = int(bad[0])
         g = int(games[i])
         if self.phase[g] == OVER:
             raise ValueError(f"game {g} is over; no action is legal until it is reset (reset_games)")
-        name = action_name(a[i]) if 0 <= a[i] < NUM_ACTIONS else repr(int(a[i]))
+        name = action_name(a[i]) if 0 <= given[i] < NUM_ACTIONS else "out of range"
         raise ValueError(
-            f"illegal action {name} (id {int(a[i])}) in game {g}, phase {PHASE_NAMES[self.phase[g]]}, "
+            f"illegal action {name} (id {int(given[i])}) in game {g}, phase {PHASE_NAMES[self.phase[g]]}, "
             f"seat {int(self.current[g])}; legal actions: {names(unpack_bits(bits[i : i + 1])[0])}"
         )
 
