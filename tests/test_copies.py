@@ -185,7 +185,9 @@ def vector_run(env: Any, rng: np.random.Generator, steps: int) -> list[Any]:
 @pytest.mark.parametrize("how", COPIES)
 @pytest.mark.parametrize("player_counts", [None, [2, 5]], ids=["one-size", "mixed"])
 def test_vector_env_copies_are_twins(how, player_counts):
-    opponents = [agents.make("random"), agents.make("counting", rules=Rules(num_players=2))] if player_counts is None else None
+    opponents = (
+        [agents.make("random"), agents.make("counting", rules=Rules(num_players=2))] if player_counts is None else None
+    )
     env = SkyjoVectorEnv(6, seed=3, player_counts=player_counts, opponents=opponents, reward="score")
     env.reset()
     vector_run(env, np.random.default_rng(0), 2)
