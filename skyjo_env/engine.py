@@ -32,6 +32,9 @@ attribute           shape, dtype    meaning
 
 Setup flips (R5) are made in seat order 0..P-1 at the start of every round; then the starter
 (R6 in the first round, R7 later) takes the first turn.
+
+``copy.deepcopy`` and pickle give an independent twin: the copy, stepped with the same actions,
+plays exactly as the original (its random streams are copied too), and neither affects the other.
 """
 
 from __future__ import annotations
