@@ -104,7 +104,7 @@ def illegal_rows(actions: np.ndarray, legal: np.ndarray) -> np.ndarray:
     """Rows whose integer action is no legal action id: ``legal`` holds uint32 bit sets ``(n,)`` (bit
     ``a``: action ``a`` is legal) or boolean masks ``(n, NUM_ACTIONS)``."""
     in_range = (actions >= 0) & (actions < NUM_ACTIONS)
-    at = np.where(in_range, actions, 0).astype(np.intp)  # (uint64 actions would shift as floats)
+    at = np.where(in_range, actions, 0).astype(np.intp, copy=False)  # (uint64 actions would shift as floats)
     if legal.ndim == 1:
         ok = ((legal.astype(np.int64) >> at) & 1) == 1
     else:
