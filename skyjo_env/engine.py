@@ -191,7 +191,7 @@ class SkyjoEngine:
         read-only: the one place that knows them, called on construction and on unpickling.
 
         ``copy.deepcopy`` and pickle copy every array on its own, so a copied view would no longer
-        alias its state array; :meth:`__getstate__` leaves them out and :meth:`__setstate__` calls
+        alias its state array; ``__getstate__`` leaves them out and ``__setstate__`` calls
         this, so a copy is an independent twin of the original.
         """
         B = self.batch_size
@@ -214,7 +214,7 @@ class SkyjoEngine:
             self._quiet.totals.setflags(write=False)
 
     def __getstate__(self) -> dict[str, Any]:
-        """The state without the views of :meth:`_bind_views` (pickle and ``copy.deepcopy``)."""
+        """The state without the views of ``_bind_views`` (pickle and ``copy.deepcopy``)."""
         return {k: v for k, v in self.__dict__.items() if k not in _VIEWS}
 
     def __setstate__(self, state: dict[str, Any]) -> None:

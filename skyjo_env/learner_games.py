@@ -224,7 +224,7 @@ class LearnerGames:
                 new = self._random_opponent()
                 self._replace(self._default, new)
                 self._default = new
-            reseed(self._policies, seed)
+            reseed([p for p in self._policies if p is not self._default], seed)  # (the default is new)
         self._carry[:] = 0
         self._draw_seats_and_opponents(self._all)
         self._advance(self._all, self._carry, np.ones(self.num_games, dtype=bool))  # all done: no game restarts
