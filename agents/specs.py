@@ -42,8 +42,8 @@ import numpy as np
 
 from skyjo_env.agents import registry
 from skyjo_env.agents.mlp_policy import MLPPolicy
-from skyjo_env.observation import count_range
-from skyjo_env.opponents import build, is_factory, policy_name
+from skyjo_env.checks import is_integer
+from skyjo_env.opponents import build, check_table, is_factory, policy_name
 from skyjo_env.rules import Rules
 
 #: The file a training run leaves its agent in.
@@ -73,6 +73,10 @@ def make(
     they are. ``spec`` may also be a policy or a factory object. ``ValueError`` for a spec that does
     not resolve to a policy that fits the table (the message names the spec and the problem).
     """
+    if rules is not None and not isinstance(rules, Rules):
+        raise ValueError(f"rules must be a skyjo_env.Rules or None, not {rules!r}")
+    if players is not None and not is_integer(players):
+        raise ValueError(f"players={players!r} is not allowed; use None or a number of players (2 to 8)")
     if rules is not None and players is not None and rules.num_players != players:
         raise ValueError(f"players={players} disagrees with rules.num_players={rules.num_players}")
     if rules is None and players is not None:
@@ -99,14 +103,8 @@ def load(spec: str | Path, *, players: int | None = None, rules: Rules | None = 
 def check_fits(policy: Any, players: int, spec: Any = None) -> None:
     """``ValueError`` if ``policy`` says (attribute ``player_counts``, else ``players``) that it plays
     other player counts."""
-    counts = getattr(policy, "player_counts", None)
-    if counts is None and getattr(policy, "players", None) is not None:
-        counts = (policy.players,)
-    if counts is not None and players not in counts:
-        what = f"agent {policy_name(policy)!r}" + (
-            f" (spec {spec!r})" if isinstance(spec, str) and spec != policy_name(policy) else ""
-        )
-        raise ValueError(f"{what} was trained for {count_range(tuple(counts))} players; this table has {players}")
+    named = isinstance(spec, str) and spec != policy_name(policy)
+    check_table(policy, players, f"agent {policy_name(policy)!r}" + (f" (spec {spec!r})" if named else ""))
 
 
 def trained_agent_name(path: Path) -> str:
@@ -168,11 +166,29 @@ def _built(factory: Any, spec: str, rules: Rules | None, seed: int | None, kwarg
     """A registered name's policy; keyword options go to its factory."""
     if kwargs and not is_factory(factory):
         raise ValueError(f"agent {spec!r} takes no options ({sorted(kwargs)})")
+    if kwargs:
+        _check_options(factory, spec, kwargs)
     try:
         policy = build(functools.partial(factory, **kwargs) if kwargs else factory, rules, seed)
     except TypeError as exc:  # an option the factory does not take
         raise ValueError(f"agent {spec!r}: {exc}") from None
     return _named(policy, spec)
+
+
+def _check_options(factory: Any, spec: str, kwargs: dict[str, Any]) -> None:
+    """``ValueError`` naming the options of ``kwargs`` that ``factory``'s signature does not take,
+    and those it does (a factory that takes ``**kwargs``, or has no signature, is not checked)."""
+    try:
+        parameters = inspect.signature(factory).parameters
+    except (TypeError, ValueError):
+        return
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()):
+        return
+    named = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    accepted = [name for name, p in parameters.items() if p.kind in named and name not in ("rules", "seed")]
+    unknown = sorted(set(kwargs) - set(accepted))
+    if unknown:
+        raise ValueError(f"agent {spec!r} takes no option(s) {unknown}; its options are {accepted or 'none'}")
 
 
 def _trained(path: Path, spec: str, rules: Rules | None, seed: int | None) -> Any:

@@ -104,7 +104,7 @@ def illegal_rows(actions: np.ndarray, legal: np.ndarray) -> np.ndarray:
     """Rows whose integer action is no legal action id: ``legal`` holds uint32 bit sets ``(n,)`` (bit
     ``a``: action ``a`` is legal) or boolean masks ``(n, NUM_ACTIONS)``."""
     in_range = (actions >= 0) & (actions < NUM_ACTIONS)
-    at = np.where(in_range, actions, 0)
+    at = np.where(in_range, actions, 0).astype(np.intp, copy=False)  # (uint64 actions would shift as floats)
     if legal.ndim == 1:
         ok = ((legal.astype(np.int64) >> at) & 1) == 1
     else:
@@ -150,7 +150,7 @@ def checked_action(action: Any, mask: np.ndarray, who: str) -> int:
     :class:`ActionTypeError`.
     """
     a = action_id(action)
-    if not illegal_rows(np.array([a]), mask[None]).size:
+    if 0 <= a < NUM_ACTIONS and mask[a]:  # (a Python int of any size: no numpy array of it)
         return a
     what = f"illegal action {a} ({action_name(a) if 0 <= a < NUM_ACTIONS else 'out of range'})"
     if not mask.any():

@@ -32,6 +32,9 @@ attribute           shape, dtype    meaning
 
 Setup flips (R5) are made in seat order 0..P-1 at the start of every round; then the starter
 (R6 in the first round, R7 later) takes the first turn.
+
+``copy.deepcopy`` and pickle give an independent twin: the copy, stepped with the same actions,
+plays exactly as the original (its random streams are copied too), and neither affects the other.
 """
 
 from __future__ import annotations
@@ -100,6 +103,9 @@ _HIGH_SLOT = np.array([m.bit_length() - 1 for m in range(ALL_SLOTS + 1)], dtype=
 _UNSEEN_AFTER_DEAL = (COUNTS - np.eye(NUM_VALUES, dtype=np.int16)).view(np.dtype((np.void, 2 * NUM_VALUES)))[:, 0]
 # The state arrays with a row per game that are read or written row-wise (see ``_items``).
 _ROW_STATE = ("values", "face_up", "removed", "totals", "round_scores", "unseen", "keys")
+# The attributes that are views of the state arrays (bound by ``SkyjoEngine._bind_views``).
+_VIEWS = ("_values_flat", "_up_flat", "_removed_flat", "_draw_flat", "_discard_flat", "_unseen_flat", "_items",
+          "_dealt_draw_pile")  # fmt: skip
 
 
 @dataclass
@@ -145,7 +151,6 @@ class SkyjoEngine:
         self.num_players = P = self.rules.num_players
         self.auto_reset = bool(auto_reset)
         self._all = np.arange(B)
-        self._all.setflags(write=False)
         self.values = np.zeros((B, P, SLOTS), dtype=np.int8)
         self.face_up = np.zeros((B, P), dtype=np.uint32)
         self.removed = np.zeros((B, P), dtype=np.uint32)
@@ -167,6 +172,29 @@ class SkyjoEngine:
         self.keys = np.zeros((B, 2), dtype=np.uint32)
         self.shuffles = np.zeros(B, dtype=np.uint32)
         self._scripted: dict[int, dict[int, np.ndarray]] = {}  # game -> round index -> deck order
+        self._unseen_all = self._all * NUM_VALUES - MIN_VALUE  # every game's b * 15 - MIN_VALUE
+        self._no_flags = row_item(np.zeros(P, dtype=np.uint32))
+        self._all_flags = row_item(np.full(P, ALL_SLOTS, dtype=np.uint32))
+        self._no_scores = row_item(np.zeros(P, dtype=np.int16))
+        self._cell_all = self._all * P  # index of seat 0 of every game in (B * P) arrays
+        self._next_seat = np.roll(np.arange(P, dtype=np.int8), -1)  # seat p -> seat p + 1 (mod P)
+        self._result: StepResult | None = None  # the step's result, once a round has ended in it
+        self._quiet: StepResult | None = None  # cached read-only result of steps where none ended
+        self._zeros = self._new_result()  # its zeros, shared by every such result (read-only)
+        self._seat_distance = (np.arange(P) - np.arange(P)[:, None]) % P  # [s, p]: seats from s on to p
+        self._rng = np.random.default_rng(seed)
+        self._bind_views()
+        self.reset_games(self._all)
+
+    def _bind_views(self) -> None:
+        """(Re)bind the views that share memory with the state arrays, and mark the shared constants
+        read-only: the one place that knows them, called on construction and on unpickling.
+
+        ``copy.deepcopy`` and pickle copy every array on its own, so a copied view would no longer
+        alias its state array; ``__getstate__`` leaves them out and ``__setstate__`` calls
+        this, so a copy is an independent twin of the original.
+        """
+        B = self.batch_size
         # Flat views: cell (b, p, k) of ``values`` is ``_values_flat[(b * P + p) * 12 + k]``.
         self._values_flat = self.values.reshape(-1)
         self._up_flat = self.face_up.reshape(-1)
@@ -175,22 +203,23 @@ class SkyjoEngine:
         self._draw_flat = self.draw_pile.reshape(-1)
         self._discard_flat = self.discard_pile.reshape(-1)
         self._unseen_flat = self.unseen.reshape(-1)  # value v of game b: b * 15 + v - MIN_VALUE
-        self._unseen_all = self._all * NUM_VALUES - MIN_VALUE  # every game's b * 15 - MIN_VALUE
         # Per-game rows as one item each (no copy): a fancy index then moves one item per game,
         # not one per card, which is several times cheaper for the few games ending a round.
         self._items = {name: row_items(getattr(self, name).reshape(B, -1)) for name in _ROW_STATE}
-        self._dealt_draw_pile = row_items(self.draw_pile[:, : DECK_SIZE - P * SLOTS - 1])  # as _deal fills it
-        self._no_flags = row_item(np.zeros(P, dtype=np.uint32))
-        self._all_flags = row_item(np.full(P, ALL_SLOTS, dtype=np.uint32))
-        self._no_scores = row_item(np.zeros(P, dtype=np.int16))
-        self._cell_all = self._all * P  # index of seat 0 of every game in (B * P) arrays
-        self._next_seat = np.roll(np.arange(P, dtype=np.int8), -1)  # seat p -> seat p + 1 (mod P)
-        self._result: StepResult | None = None  # the step's result, once a round has ended in it
-        self._quiet: StepResult | None = None  # cached read-only result of steps where none ended
-        self._zeros = _read_only(self._new_result())  # its zeros, shared by every such result
-        self._seat_distance = (np.arange(P) - np.arange(P)[:, None]) % P  # [s, p]: seats from s on to p
-        self._rng = np.random.default_rng(seed)
-        self.reset_games(self._all)
+        dealt = DECK_SIZE - self.num_players * SLOTS - 1
+        self._dealt_draw_pile = row_items(self.draw_pile[:, :dealt])  # as _deal fills it
+        self._all.setflags(write=False)
+        _read_only(self._zeros)
+        if self._quiet is not None:
+            self._quiet.totals.setflags(write=False)
+
+    def __getstate__(self) -> dict[str, Any]:
+        """The state without the views of ``_bind_views`` (pickle and ``copy.deepcopy``)."""
+        return {k: v for k, v in self.__dict__.items() if k not in _VIEWS}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._bind_views()
 
     # ------------------------------------------------------------------ starting games
     def reset(self, seed: int | None = None) -> None:
@@ -320,12 +349,13 @@ class SkyjoEngine:
             raise ValueError(f"actions must have shape {g.shape} (one per stepped game), got {a.shape}")
         if a.dtype.kind not in "iu":
             raise ValueError(f"actions must be integers (action ids 0..{NUM_ACTIONS - 1}), got dtype {a.dtype}")
+        given = a  # (uint64 ids of 2**63 and above wrap in intp: messages name them as given)
         if a.dtype != np.intp:
             a = a.astype(np.intp)
         if check:
             if games is not None and np.unique(g).size != g.size:
                 raise ValueError("games must not repeat a game index")
-            self._check_actions(a, g)
+            self._check_actions(a, g, given)
         if games is None:
             self.steps += _ONE32
         else:
@@ -353,18 +383,19 @@ class SkyjoEngine:
             result = StepResult(*(getattr(result, f.name)[g] for f in fields(StepResult)))
         return result
 
-    def _check_actions(self, a: np.ndarray, games: np.ndarray) -> None:
+    def _check_actions(self, a: np.ndarray, games: np.ndarray, given: np.ndarray) -> None:
+        """``ValueError`` for the first illegal action of ``a`` (the actions ``given``, as intp)."""
         bits = self.legal_bits(games)
-        bad = illegal_rows(a, bits)
+        bad = illegal_rows(given, bits)
         if not bad.size:
             return
         i = int(bad[0])
         g = int(games[i])
         if self.phase[g] == OVER:
             raise ValueError(f"game {g} is over; no action is legal until it is reset (reset_games)")
-        name = action_name(a[i]) if 0 <= a[i] < NUM_ACTIONS else repr(int(a[i]))
+        name = action_name(a[i]) if 0 <= given[i] < NUM_ACTIONS else "out of range"
         raise ValueError(
-            f"illegal action {name} (id {int(a[i])}) in game {g}, phase {PHASE_NAMES[self.phase[g]]}, "
+            f"illegal action {name} (id {int(given[i])}) in game {g}, phase {PHASE_NAMES[self.phase[g]]}, "
             f"seat {int(self.current[g])}; legal actions: {names(unpack_bits(bits[i : i + 1])[0])}"
         )
 

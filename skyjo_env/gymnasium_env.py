@@ -32,7 +32,9 @@ default, or ``"padded"``: the same layout at every player count, see :mod:`skyjo
 and of this view: ``seat`` (the
 learner's seat, or ``None``: drawn at random at each reset), ``opponents`` (one policy for all
 opponent seats or one per seat, clockwise after the learner; a factory is built with the rules;
-default :class:`~skyjo_env.random_policy.RandomPolicy`, seeded by ``reset(seed=...)``),
+default :class:`~skyjo_env.random_policy.RandomPolicy`; ``reset(seed=...)`` re-seeds the
+opponents' randomness (:func:`~skyjo_env.opponents.reseed`), so a seed replays the same game; an
+opponent that declares other player counts is refused),
 ``reward``, ``reward_scale`` and ``illegal_action`` (``"lose"`` or ``"raise"``).
 """
 

@@ -29,7 +29,16 @@ from skyjo_env.actions import NUM_ACTIONS, names
 from skyjo_env.checks import MAX_STEPS, check_actions, check_max_steps, check_seat
 from skyjo_env.engine import SkyjoEngine
 from skyjo_env.observation import check_obs_type, observe_as
-from skyjo_env.opponents import OpponentPolicy, build, is_factory, per_seat, play_policies
+from skyjo_env.opponents import (
+    OpponentPolicy,
+    build,
+    check_table,
+    is_factory,
+    per_seat,
+    play_policies,
+    policy_name,
+    reseed,
+)
 from skyjo_env.phases import OVER
 from skyjo_env.random_policy import RandomPolicy
 from skyjo_env.rewards import check_reward
@@ -97,7 +106,8 @@ class LearnerGames:
         reward_scale: every reward is multiplied by this (e.g. 0.05 for ``"score"`` rewards).
         max_steps: truncate a game at the first learner turn after this many actions of all its
             seats (a guard against policies that never end a round); ``None`` for no limit.
-        seed: seeds the deals, the seats, the opponent draws and the default opponent.
+        seed: seeds the deals, the seats, the opponent draws and the default opponent; ``reset(seed)``
+            re-seeds them and the opponents' own randomness (:func:`~skyjo_env.opponents.reseed`).
         restart: deal an ended game again within the step (default); ``False`` leaves it as it ended.
         obs_type: the learner's observations: ``"table"`` (default, sized to the table) or
             ``"padded"`` (every player count alike, see :mod:`skyjo_env.observation`). Opponents
@@ -216,6 +226,7 @@ class LearnerGames:
                 new = self._random_opponent()
                 self._replace(self._default, new)
                 self._default = new
+            reseed([p for p in self._policies if p is not self._default], seed)  # (the default is new)
         self._carry[:] = 0
         self._draw_seats_and_opponents(self._all)
         self._advance(self._all, self._carry, np.ones(self.num_games, dtype=bool))  # all done: no game restarts
@@ -279,7 +290,8 @@ class LearnerGames:
         built: dict[int, OpponentPolicy] = {}  # one object per factory, whatever seats it fills
         for p in seats:
             if id(p) not in built:
-                built[id(p)] = build(p, self.rules, int(self._rng.integers(2**63)) if is_factory(p) else None)
+                built[id(p)] = policy = build(p, self.rules, int(self._rng.integers(2**63)) if is_factory(p) else None)
+                check_table(policy, P, f"opponent {policy_name(policy)!r}")
         return tuple(built[id(p)] for p in seats)
 
     def _replace(self, old: OpponentPolicy, new: OpponentPolicy) -> None:

@@ -9,6 +9,11 @@ skips encoding observations for it.
 Where a policy is expected, a *factory* may stand instead: a class, or a callable without required
 arguments, that returns a policy. :func:`build` calls it with the game's ``rules`` (and a ``seed``)
 where its signature takes them, so an agent learns the rules it plays under.
+
+A policy that makes random choices draws them from an attribute ``rng`` (a
+``numpy.random.Generator``): an environment's ``reset(seed=...)`` then re-seeds it (:func:`reseed`),
+so the same seed gives the same game. A policy that declares the player counts it plays (attribute
+``player_counts``, or ``players``) is refused at a table of another size (:func:`check_table`).
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ import numpy as np
 from skyjo_env.actions import names as legal_action_names
 from skyjo_env.checks import check_actions
 from skyjo_env.engine import SkyjoEngine, StepResult
-from skyjo_env.observation import observe
+from skyjo_env.observation import count_range, observe
 from skyjo_env.rules import Rules
 
 OpponentPolicy = Callable[[np.ndarray, np.ndarray], np.ndarray]
@@ -75,6 +80,28 @@ def build(obj: Any, rules: Rules | None, seed: int | None = None) -> OpponentPol
             f"{policy_name(obj)!r} made {policy!r}, which is not a policy (observations, action_masks) -> actions"
         )
     return policy
+
+
+def check_table(policy: Any, players: int, what: str | None = None) -> None:
+    """``ValueError`` if ``policy`` declares (attribute ``player_counts``, else ``players``, as
+    :class:`~skyjo_env.agents.mlp_policy.MLPPolicy` does) that it plays other player counts than
+    ``players``; the message names it as ``what`` (default: ``agent 'name'``)."""
+    counts = getattr(policy, "player_counts", None)
+    if counts is None and getattr(policy, "players", None) is not None:
+        counts = (policy.players,)
+    if counts is not None and players not in counts:
+        what = what or f"agent {policy_name(policy)!r}"
+        raise ValueError(f"{what} was trained for {count_range(tuple(counts))} players; this table has {players}")
+
+
+def reseed(policies: Sequence[Any], seed: int) -> None:
+    """Re-seed the randomness of ``policies`` from ``seed``, so that an environment reset with the
+    same seed replays the same game: a policy whose random choices come from an attribute ``rng``
+    holding a ``numpy.random.Generator`` (as the random, PPO and RLlib agents do) gets a new one,
+    seeded by ``seed`` and its place in ``policies``. Policies without one are left as they are."""
+    for k, policy in enumerate(policies):
+        if isinstance(getattr(policy, "rng", None), np.random.Generator):
+            policy.rng = np.random.default_rng([seed, k])
 
 
 def per_seat(opponents: OpponentPolicy | Sequence[OpponentPolicy], num_players: int) -> list[OpponentPolicy]:

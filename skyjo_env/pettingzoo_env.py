@@ -88,7 +88,6 @@ from typing import Any
 
 import gymnasium
 import numpy as np
-from gymnasium.utils import EzPickle
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
@@ -122,7 +121,7 @@ class ActionIdWrapper(wrappers.BaseWrapper):
         super().step(None if action is None else action_id(action))
 
 
-class raw_env(AECEnv, EzPickle):
+class raw_env(AECEnv):
     """Skyjo as a PettingZoo AEC environment; see the module docstring."""
 
     metadata: dict[str, Any] = {
@@ -143,10 +142,6 @@ class raw_env(AECEnv, EzPickle):
         rules: Rules | None = None,
         **rule_options: Any,
     ) -> None:
-        EzPickle.__init__(
-            self, reward=reward, seed=seed, max_steps=max_steps, render_mode=render_mode, obs_type=obs_type,
-            rules=rules, **rule_options,
-        )  # fmt: skip
         super().__init__()
         rules = view_rules(rule_options, ENV_OPTIONS, rules, render_mode=render_mode,
                            render_modes=self.metadata["render_modes"], seed=seed, max_steps=max_steps)  # fmt: skip

@@ -5,20 +5,30 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, fields
 from typing import Any, Literal
 
+import numpy as np
+
 NEXT_STARTERS = ("round_winner", "round_ender")
 EPISODES = ("game", "round")
+#: The highest ``end_score``. Game totals are int16 (at most 32,767): before its last round every
+#: total is below ``end_score``, and a round adds at most 288 (twelve 12s, doubled by R17), so
+#: this bound keeps every total, and every losing streak of negative rounds, far inside int16.
+MAX_END_SCORE = 1000
 
 
 @dataclass(frozen=True)
 class Rules:
     """Every option of the rules this project implements.
 
+    Python and numpy integers, booleans and strings are all accepted and stored as the Python
+    ones, so a ``Rules`` stays hashable and JSON-serialisable.
+
     Attributes:
         num_players: 2..8 (R2).
         column_rule: remove a column of three equal face-up cards (R13).
         column_rule_at_final_reveal: the column rule also applies when the remaining cards are
             turned up for scoring (R14).
-        end_score: the game ends after a round in which a game total reaches this (R19).
+        end_score: the game ends after a round in which a game total reaches this (R19); 1 to
+            :data:`MAX_END_SCORE` (1000).
         next_starter: who starts rounds after the first: ``"round_winner"`` or ``"round_ender"`` (R7).
         episode: ``"game"`` plays rounds until ``end_score`` (R19); ``"round"`` ends after one round.
     """
@@ -31,6 +41,7 @@ class Rules:
     episode: Literal["game", "round"] = "game"
 
     def __post_init__(self) -> None:
+        self._normalise()
         _require_int("num_players", self.num_players, "an integer from 2 to 8 (R2)")
         if not 2 <= self.num_players <= 8:
             raise ValueError(f"num_players={self.num_players!r} is not allowed; use 2 to 8 (R2)")
@@ -38,13 +49,25 @@ class Rules:
             value = getattr(self, name)
             if not isinstance(value, bool):
                 raise ValueError(f"{name}={value!r} is not allowed; use True or False")
-        _require_int("end_score", self.end_score, "a positive integer (R19)")
-        if self.end_score < 1:
-            raise ValueError(f"end_score={self.end_score!r} is not allowed; use a positive integer (R19)")
+        allowed = f"an integer from 1 to {MAX_END_SCORE} (R19)"
+        _require_int("end_score", self.end_score, allowed)
+        if not 1 <= self.end_score <= MAX_END_SCORE:
+            raise ValueError(f"end_score={self.end_score!r} is not allowed; use {allowed}")
         if self.next_starter not in NEXT_STARTERS:
             raise ValueError(f"next_starter={self.next_starter!r} is not allowed; use one of {NEXT_STARTERS} (R7)")
         if self.episode not in EPISODES:
             raise ValueError(f"episode={self.episode!r} is not allowed; use one of {EPISODES}")
+
+    def _normalise(self) -> None:
+        """numpy integers, booleans and strings as the Python ones (the dataclass is frozen)."""
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if isinstance(value, np.bool_):
+                object.__setattr__(self, f.name, bool(value))
+            elif isinstance(value, np.integer):
+                object.__setattr__(self, f.name, int(value))
+            elif isinstance(value, np.str_):
+                object.__setattr__(self, f.name, str(value))
 
     def to_dict(self) -> dict[str, Any]:
         """The options as a plain dict (JSON-serialisable)."""

@@ -41,7 +41,7 @@ import numpy as np
 from stable_baselines3.common.vec_env import VecEnv
 from stable_baselines3.common.vec_env.base_vec_env import VecEnvIndices, VecEnvStepReturn
 
-from skyjo_env.checks import MAX_STEPS, view_rules
+from skyjo_env.checks import MAX_STEPS, check_seed, view_rules
 from skyjo_env.engine import SkyjoEngine
 from skyjo_env.learner_games import VECTOR_ENV_OPTIONS as ENV_OPTIONS
 from skyjo_env.mixed_games import MixedLearnerGames, vector_games
@@ -135,6 +135,12 @@ class SkyjoSB3VecEnv(VecEnv):
         self._reset_seeds()
         self._reset_options()
         return self.games.reset(seed)
+
+    def seed(self, seed: int | None = None) -> Sequence[int | None]:
+        """Seed the next :meth:`reset` (``None``: a random seed); ``ValueError`` for anything but
+        ``None`` or a non-negative integer, which the engine could not be seeded with."""
+        check_seed(seed)
+        return super().seed(None if seed is None else int(seed))
 
     def step_async(self, actions: np.ndarray) -> None:
         self._actions = np.asarray(actions)

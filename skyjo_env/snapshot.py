@@ -35,9 +35,21 @@ from typing import Any
 
 import numpy as np
 
-from skyjo_env.cards import COUNTS, DECK_SIZE, MAX_VALUE, MIN_VALUE, NUM_VALUES, SLOT_FLAGS, SLOTS, check_deck
+from skyjo_env.cards import (
+    COLS,
+    COUNTS,
+    DECK_SIZE,
+    MAX_VALUE,
+    MIN_VALUE,
+    NUM_VALUES,
+    ROWS,
+    SETUP_FLIPS,
+    SLOT_FLAGS,
+    SLOTS,
+    check_deck,
+)
 from skyjo_env.checks import is_integer
-from skyjo_env.phases import DRAWN, OVER, PHASE_NAMES, TAKEN
+from skyjo_env.phases import DRAWN, OVER, PHASE_NAMES, SETUP, TAKEN
 from skyjo_env.rules import Rules
 
 FORMAT = "skyjo-env/game"
@@ -143,6 +155,8 @@ def decode(data: Any, rules: Rules) -> GameState:
         raise ValueError(
             f"unsupported game state format {data['format']!r} v{data['version']!r}; expected {FORMAT!r} v{VERSION}"
         )
+    if not isinstance(data["rules"], dict):
+        raise ValueError(f"rules must be a dict of rule options (Rules.to_dict()), got {data['rules']!r}")
     if Rules.from_dict(data["rules"]) != rules:
         raise ValueError(f"game state was played under {data['rules']}, but this engine uses {rules.to_dict()}")
     P = rules.num_players
@@ -171,7 +185,7 @@ def decode(data: Any, rules: Rules) -> GameState:
     if not isinstance(data["decks"], list):
         raise ValueError("decks must be a list of 150-card deck orders")
     weights = 1 << np.arange(SLOTS)
-    return GameState(
+    state = GameState(
         key=_ints(data["key"], "key", (2,), 0, 2**32 - 1).astype(np.uint32),
         shuffles=_int(data["shuffles"], "shuffles", 0, 2**32 - 1),
         values=values.astype(np.int8),
@@ -191,6 +205,69 @@ def decode(data: Any, rules: Rules) -> GameState:
         steps=_int(data["steps"], "steps", 0, 2**31 - 1),
         decks=[check_deck(d, f"decks[{i}]") for i, d in enumerate(data["decks"])],
     )
+    _check_reachable(state, up, removed, rules)
+    return state
+
+
+def _check_reachable(state: GameState, up: np.ndarray, removed: np.ndarray, rules: Rules) -> None:
+    """``ValueError`` naming the first way ``state`` is one the rules cannot reach; ``up`` and
+    ``removed`` are its ``(P, 12)`` flags. A state that passes is over or has a legal action."""
+    P, phase, ender, final = rules.num_players, state.phase, state.ender, state.final_turns
+    if removed.any():
+        if not rules.column_rule:
+            raise ValueError("game state has a removed column, but the column rule is off (R13)")
+        columns = removed.reshape(P, ROWS, COLS)
+        whole = columns.all(axis=1)
+        if np.any(columns.any(axis=1) != whole):
+            raise ValueError("game state has a removed slot whose column is not removed whole (R13: three cards leave)")
+        values = state.values.reshape(P, ROWS, COLS)
+        if np.any(whole & ((values[:, 0] != values[:, 1]) | (values[:, 1] != values[:, 2]))):
+            raise ValueError("game state has a removed column whose three cards are not equal (R13)")
+    shown = up.sum(axis=1)
+    if phase == SETUP:
+        seats = np.arange(P)
+        expected = np.where(seats < state.current, SETUP_FLIPS, 0)
+        if removed.any() or np.any(np.where(seats == state.current, shown > 1, shown != expected)):
+            raise ValueError(
+                f"game state in phase 'setup' has face-up cards {shown.tolist()} by seat, but seat {state.current} "
+                f"flips next: seats before it have {SETUP_FLIPS}, it has 0 or 1, later ones none (R5)"
+            )
+        if state.discard_pile.size != 1 or ender >= 0 or final:
+            raise ValueError("game state in phase 'setup' must have one discard, no ender and no final turns (R4, R5)")
+        return
+    if np.any(shown < SETUP_FLIPS):
+        raise ValueError(
+            f"game state has face-up cards {shown.tolist()} by seat after setup: each seat flipped {SETUP_FLIPS} (R5)"
+        )
+    everything = shown == SLOTS  # (P,) every card face up
+    if ender < 0:
+        if final:
+            raise ValueError(f"game state has final_turns={final} but no ender (R15: only ending the round owes them)")
+        if everything.any():
+            seat = int(np.flatnonzero(everything)[0])
+            raise ValueError(
+                f"game state has seat {seat} with every card face up but no ender (R15: that ends the round)"
+            )
+    elif not everything[ender]:
+        raise ValueError(f"game state has ender={ender}, whose cards are not all face up (R15)")
+    if phase == OVER:
+        if ender < 0 or final or not everything.all():
+            raise ValueError(
+                "game state is over in the middle of a round: a finished game has an ender, no final turns "
+                "owed and every card face up (R15, R16)"
+            )
+        return
+    if ender >= 0 and (not 1 <= final <= P - 1 or state.current != (ender + P - final) % P):
+        raise ValueError(
+            f"game state has ender={ender}, final_turns={final} and seat {state.current} to play: after seat "
+            f"{ender} ended the round, each later seat owes one last turn (R15), so final_turns is 1..{P - 1} "
+            f"and the seat to play is {ender} + {P} - final_turns (mod {P})"
+        )
+    if everything[state.current]:
+        raise ValueError(
+            f"game state has seat {state.current} to play with every card face up (R15: it would have ended "
+            "the round, or played its last turn)"
+        )
 
 
 def _int(value: Any, name: str, lo: int, hi: int) -> int:
@@ -201,9 +278,12 @@ def _int(value: Any, name: str, lo: int, hi: int) -> int:
 
 def _ints(value: Any, name: str, shape: tuple | None, lo: int, hi: int) -> np.ndarray:
     try:
-        arr = np.asarray(value, dtype=np.int64)
+        given = np.asarray(value)
+        arr = given.astype(np.int64)
     except (TypeError, ValueError, OverflowError):
         raise ValueError(f"{name} must hold integers") from None
+    if given.size and given.dtype.kind not in "iu":  # 1.7 or True would pass as 1
+        raise ValueError(f"{name} must hold integers, got {given.dtype} values")
     if shape is not None and arr.shape != shape:
         raise ValueError(f"{name} must have shape {shape}, got {arr.shape}")
     if shape is None and arr.ndim != 1:

@@ -24,11 +24,13 @@ BOOLS = ["True", "False"]
         ("column_rule", 1, BOOLS),
         ("column_rule", None, BOOLS),
         ("column_rule_at_final_reveal", 0, BOOLS),  # R14
-        ("end_score", 0, ["positive integer"]),  # R19
-        ("end_score", -100, ["positive integer"]),
-        ("end_score", 99.5, ["positive integer"]),
-        ("end_score", False, ["positive integer"]),
-        ("end_score", "100", ["positive integer"]),
+        ("end_score", 0, ["1 to 1000"]),  # R19
+        ("end_score", -100, ["1 to 1000"]),
+        ("end_score", 99.5, ["1 to 1000"]),
+        ("end_score", False, ["1 to 1000"]),
+        ("end_score", "100", ["1 to 1000"]),
+        ("end_score", 1001, ["1 to 1000"]),  # R19: totals are int16
+        ("end_score", 10**30, ["1 to 1000"]),
         ("next_starter", "winner", ["'round_winner'", "'round_ender'"]),  # R7
         ("next_starter", None, ["'round_winner'", "'round_ender'"]),
         ("episode", "games", ["'game'", "'round'"]),

@@ -605,3 +605,287 @@ def test_a_tournament_checks_every_table_size_before_the_first_game(capsys, tmp_
     assert not (tmp_path / "t").exists()
     err = refused(capsys, *TOURNAMENT, "--players", "2-9")
     assert "argument --players: player counts [2, 3, 4, 5, 6, 7, 8, 9] are not allowed; use distinct counts" in err
+
+
+# ---------------------------------------------------------------------------- engine, environments and agents API
+def test_end_score_has_an_upper_bound_that_int16_totals_hold():
+    """R19: 40,000 or 10**30 would never end a game and wrap the int16 totals."""
+    from skyjo_env import Rules
+    from skyjo_env.rules import MAX_END_SCORE
+
+    assert MAX_END_SCORE + 2 * 12 * 12 < 2**15 - 1  # the last round adds at most 288
+    assert Rules(end_score=MAX_END_SCORE).end_score == 1000
+    for bad in (1001, 40_000, 10**30):
+        with pytest.raises(ValueError, match=rf"end_score={bad} is not allowed; use an integer from 1 to 1000 \(R19\)"):
+            Rules(end_score=bad)
+    with pytest.raises(ValueError, match="end_score=40000"):
+        SkyjoEnv(end_score=40_000)
+
+
+def test_rules_take_numpy_integers_and_booleans_as_python_ones():
+    """R2, R13, R19: numpy scalars are normalised, so the frozen Rules stays hashable and serialisable."""
+    from skyjo_env import Rules
+
+    rules = Rules(num_players=np.int64(3), column_rule=np.bool_(True), column_rule_at_final_reveal=np.False_,
+                  end_score=np.int16(50), episode=np.str_("round"))  # fmt: skip
+    assert rules == Rules(
+        num_players=3, column_rule=True, column_rule_at_final_reveal=False, end_score=50, episode="round"
+    )
+    assert hash(rules) == hash(Rules(num_players=3, column_rule_at_final_reveal=False, end_score=50, episode="round"))
+    assert [type(v) for v in rules.to_dict().values()] == [int, bool, bool, int, str, str]
+    assert Rules.from_dict(json.loads(json.dumps(rules.to_dict()))) == rules
+    with pytest.raises(ValueError, match=r"num_players=9 is not allowed; use 2 to 8"):
+        Rules(num_players=np.int64(9))
+    with pytest.raises(ValueError, match="column_rule=np.float64.1.0. is not allowed"):
+        Rules(column_rule=np.float64(1.0))
+
+
+@pytest.mark.parametrize("action", [2**63, np.uint64(2**63), 2**64 - 1, 2**70, -(2**63) - 1])
+def test_huge_actions_are_reported_as_given(action):
+    from skyjo_env import SkyjoEngine
+
+    if isinstance(action, int) and not -(2**63) <= action < 2**64:
+        engine_match = "actions must be integers"  # no numpy integer holds it
+    else:
+        engine_match = rf"illegal action out of range \(id {int(action)}\) in game 0"
+    with pytest.raises(ValueError, match=engine_match):
+        SkyjoEngine().step(np.array([action]) if engine_match.startswith("illegal") else [action])
+    env = SkyjoEnv(illegal_action="raise")
+    env.reset(seed=0)
+    with pytest.raises(ValueError, match=rf"illegal action {int(action)} \(out of range\) for the learner"):
+        env.step(action)
+    aec = raw_env()
+    aec.reset(seed=0)
+    with pytest.raises(ValueError, match=rf"illegal action {int(action)} \(out of range\) for player_0"):
+        aec.step(action)
+
+
+def test_huge_actions_in_vector_envs_are_reported_as_given():
+    from skyjo_env.gymnasium_vector_env import SkyjoVectorEnv
+    from skyjo_env.sb3_vec_env import SkyjoSB3VecEnv
+
+    for env in (SkyjoVectorEnv(2, seed=0), SkyjoSB3VecEnv(2, seed=0)):
+        env.reset()
+        with pytest.raises(ValueError, match=r"illegal action 9223372036854775808 for the learner in game 0"):
+            env.step(np.array([2**63, 0], dtype=np.uint64))
+
+
+def test_sb3_seed_refuses_what_cannot_seed_a_reset():
+    from skyjo_env.sb3_vec_env import SkyjoSB3VecEnv
+
+    env = SkyjoSB3VecEnv(2)
+    for bad in (-1, 1.5, "1"):
+        with pytest.raises(ValueError, match=rf"seed={bad!r} is not allowed; use None or a non-negative integer"):
+            env.seed(bad)
+    assert env.seed(np.int64(7))[0] == 7
+    env.reset()  # the seed it accepted works
+
+
+# Imported states the rules cannot reach (R4, R5, R13, R15, R16): each refused, naming the problem.
+def _exported(phase: str, **options) -> dict:
+    """A real game of 3 players in ``phase`` (played from seed 0 by random legal actions)."""
+    from skyjo_env import Rules, SkyjoEngine
+    from skyjo_env.sampling import sample_mask
+
+    engine = SkyjoEngine(Rules(num_players=3, **options), 1, seed=0, auto_reset=False)
+    rng = np.random.default_rng(0)
+    while engine.export_game(0)["phase"] != phase:
+        engine.step(sample_mask(engine.legal_mask(), rng))
+    return engine.export_game(0)
+
+
+def _import(data: dict) -> None:
+    from skyjo_env import Rules, SkyjoEngine
+
+    SkyjoEngine(Rules.from_dict(data["rules"]), 1, seed=0, auto_reset=False).import_game(0, data)
+
+
+def _with_column(data: dict, seat: int, column: int, values: list[int], removed: bool) -> dict:
+    """``data`` with ``values`` swapped into a column of ``seat`` (from elsewhere in the state), face up."""
+    data = json.loads(json.dumps(data))
+    for row, value in enumerate(values):
+        slot = row * 4 + column
+        old = data["values"][seat][slot]
+        pile = data["draw_pile"] if value in data["draw_pile"] else data["discard_pile"]
+        pile[pile.index(value)] = old  # the deck stays the 150 cards of R1
+        data["values"][seat][slot] = value
+        data["face_up"][seat][slot] = True
+        data["removed"][seat][slot] = removed
+        if removed:  # a removed column's cards lie on the discard pile (R13)
+            data["discard_pile"].insert(0, value)
+    return data
+
+
+def test_import_refuses_a_setup_with_too_many_cards_face_up():
+    """R5: a seat flips two cards in setup; with 3 (or 4) it would have no legal action."""
+    data = _exported("setup")
+    for seat in range(3):
+        data["face_up"][seat] = [True] * 3 + [False] * 9
+    with pytest.raises(ValueError, match=r"phase 'setup' has face-up cards \[3, 3, 3\] by seat"):
+        _import(data)
+
+
+def test_import_refuses_a_game_over_in_the_middle_of_a_round():
+    """R15, R16: a finished game has every card up and an ender."""
+    data = {**_exported("choose"), "phase": "over"}
+    with pytest.raises(ValueError, match="game state is over in the middle of a round"):
+        _import(data)
+
+
+def test_import_refuses_final_turns_without_an_ender():
+    data = {**_exported("choose"), "final_turns": 1}
+    with pytest.raises(ValueError, match=r"final_turns=1 but no ender \(R15"):
+        _import(data)
+
+
+def test_import_refuses_every_card_face_up_without_an_ender():
+    data = _exported("choose")
+    data["face_up"][1] = [True] * 12
+    with pytest.raises(ValueError, match=r"seat 1 with every card face up but no ender \(R15"):
+        _import(data)
+
+
+def test_import_refuses_an_ender_out_of_turn_order():
+    """R15: after the ender, each later seat owes one last turn, in order."""
+    data = _exported("choose")
+    ender = (data["current"] + 1) % 3
+    data["face_up"][ender] = [True] * 12
+    _import({**data, "ender": ender, "final_turns": 1})  # the seat before the ender plays last: reachable
+    with pytest.raises(ValueError, match=rf"ender={ender}, final_turns=2 and seat {data['current']} to play"):
+        _import({**data, "ender": ender, "final_turns": 2})
+
+
+def test_import_refuses_a_single_removed_slot_and_a_removed_column_of_unequal_cards():
+    """R13: a column leaves whole, and only as three equal cards."""
+    data = _exported("choose")
+    single = json.loads(json.dumps(data))
+    single["face_up"][0][0] = single["removed"][0][0] = True
+    single["discard_pile"].insert(0, single["values"][0][0])  # the deck stays whole (R1)
+    with pytest.raises(ValueError, match="removed slot whose column is not removed whole"):
+        _import(single)
+    unequal = _with_column(data, 0, 1, [5, 6, 5], removed=True)
+    with pytest.raises(ValueError, match="removed column whose three cards are not equal"):
+        _import(unequal)
+    _import(_with_column(data, 0, 1, [5, 5, 5], removed=True))  # three equal cards: reachable
+    with pytest.raises(ValueError, match="removed column, but the column rule is off"):
+        _import(_with_column(_exported("choose", column_rule=False), 0, 1, [5, 5, 5], removed=True))
+
+
+def test_import_refuses_non_integer_values_and_rules_that_are_no_dict():
+    data = _exported("choose")
+    truncated = json.loads(json.dumps(data))
+    truncated["values"][0][0] = truncated["values"][0][0] + 0.7  # would be truncated back
+    with pytest.raises(ValueError, match="values must hold integers, got float64 values"):
+        _import(truncated)
+    from skyjo_env import SkyjoEngine
+
+    with pytest.raises(ValueError, match="rules must be a dict of rule options"):
+        SkyjoEngine().import_game(0, {**data, "rules": None})
+
+
+def test_every_accepted_import_is_over_or_has_a_legal_action():
+    """The property: no imported game can stall. Random edits of real states (R5, R13, R15) are
+    either refused with a ValueError or leave a game that is over or has a legal action."""
+    from skyjo_env import Rules, SkyjoEngine
+
+    rng = np.random.default_rng(3)
+    engine = SkyjoEngine(Rules(num_players=3), 1, seed=0, auto_reset=False)
+    accepted = refused = 0
+    for phase in ("setup", "choose", "drawn", "taken"):
+        base = _exported(phase)
+        for _ in range(60):
+            data = json.loads(json.dumps(base))
+            seat = int(rng.integers(3))
+            data["face_up"][seat] = (rng.random(12) < rng.random()).tolist()
+            if rng.random() < 0.3:
+                data["ender"] = int(rng.integers(3))
+            data["final_turns"] = int(rng.integers(3))
+            try:
+                engine.import_game(0, data)
+            except ValueError:
+                refused += 1
+                continue
+            accepted += 1
+            assert engine.phase[0] == 4 or engine.legal_mask()[0].any(), data
+    assert accepted and refused
+
+
+def test_agent_options_are_checked_when_the_agent_is_made():
+    from skyjo_env import agents
+
+    with pytest.raises(ValueError, match=r"agent 'threshold' takes no option\(s\) \['nonsense'\]; its options are \['take_max', 'keep_max'\]"):  # fmt: skip
+        agents.make("threshold", nonsense=3)
+    with pytest.raises(
+        ValueError, match=r"agent 'ppo-2p' takes no option\(s\) \['greedyy'\]; its options are \['greedy'\]"
+    ):
+        agents.make("ppo-2p", greedyy=True)
+    with pytest.raises(ValueError, match="rules must be a skyjo_env.Rules or None, not 'x'"):
+        agents.make("counting", rules="x")
+    assert agents.make("threshold", take_max=2).take_max == 2
+
+
+def test_an_opponent_for_another_table_size_is_refused_at_construction():
+    import gymnasium
+
+    from skyjo_env import agents
+    from skyjo_env.gymnasium_vector_env import SkyjoVectorEnv
+    from skyjo_env.sb3_vec_env import SkyjoSB3VecEnv
+
+    four = agents.make("ppo-4p")
+    with pytest.raises(ValueError, match="opponent 'ppo-4p' was trained for 4 players; this table has 2"):
+        gymnasium.make("skyjo_env/Skyjo-v0", opponents=four)
+    with pytest.raises(ValueError, match="this table has 3"):
+        SkyjoSB3VecEnv(4, num_players=3, opponents=[agents.make("random"), four])
+    with pytest.raises(ValueError, match="this table has 2"):
+        SkyjoVectorEnv(4, player_counts=[2, 4], opponents=four)  # one of the table sizes
+    env = SkyjoEnv(num_players=4, opponents=four)
+    with pytest.raises(ValueError, match="opponent 'ppo-2p' was trained for 2 players; this table has 4"):
+        env.set_opponents(agents.make("ppo-2p"))
+
+
+@pytest.mark.parametrize("opponent", ["random", "ppo-3p"])
+def test_reset_with_a_seed_reseeds_the_opponents(opponent):
+    """The same seed gives the same game, also against opponents that play at random."""
+    import gymnasium
+
+    from skyjo_env import agents
+    from skyjo_env.sb3_vec_env import SkyjoSB3VecEnv
+
+    options = {"greedy": False} if opponent.startswith("ppo") else {}
+    env = gymnasium.make("skyjo_env/Skyjo-v0", num_players=3, opponents=agents.make(opponent, **options))
+
+    def trajectory(seed: int) -> list:
+        obs, _ = env.reset(seed=seed)
+        seen, rng = [obs], np.random.default_rng(0)
+        for _ in range(40):
+            obs, _, terminated, truncated, info = env.step(int(rng.choice(np.flatnonzero(info_mask(env)))))
+            seen.append(obs)
+            if terminated or truncated:
+                seen.append(env.reset()[0])
+        return seen
+
+    def info_mask(e) -> np.ndarray:
+        return e.unwrapped.action_masks()
+
+    np.testing.assert_array_equal(trajectory(5), trajectory(5))
+    assert not np.array_equal(trajectory(5), trajectory(6))
+    vec = SkyjoSB3VecEnv(4, num_players=3, opponents=agents.make(opponent, **options))
+    runs = []
+    for _ in range(2):
+        vec.seed(9)
+        seen, rng = [vec.reset()], np.random.default_rng(0)
+        for _ in range(30):
+            masks = vec.action_masks()
+            seen.append(vec.step(np.array([rng.choice(np.flatnonzero(m)) for m in masks]))[0])
+        runs.append(np.array(seen))
+    np.testing.assert_array_equal(runs[0], runs[1])
+
+
+def test_load_names_a_folder_that_is_no_agent_for_what_it_is(tmp_path: Path):
+    from skyjo_env import agents
+
+    deep = tmp_path / "runs" / "old" / "checkpoint"
+    deep.mkdir(parents=True)
+    (deep / "agent.npz").write_bytes(b"")  # an agent deeper down is not this folder's
+    with pytest.raises(ValueError, match=r"is a folder without agent.npz: give a training run's folder, its checkpoint/"):
+        agents.load(tmp_path)
