@@ -93,7 +93,7 @@ class CountingPolicy:
         last = np.where(hidden.sum(axis=1) == 1, hidden.argmax(axis=1), -1)
         doubling = np.zeros((n, VALUES.size), dtype=np.float32)  # by value of the last card
         if ending.size:
-            doubling[ending] = self._doubling_costs(_take(v, ending), p[ending])
+            doubling[ending] = self._doubling_costs(v.take(ending), p[ending])
             at = last[ending]
             place[ending, at] += doubling[ending, card[ending] - MIN_VALUE]
             flip[ending, at] += (doubling[ending] * p[ending]).sum(axis=1)
@@ -171,7 +171,3 @@ class CountingPolicy:
         beaten = 1.0 / (1.0 + np.exp(-1.702 * z))  # P(an opponent scores <= us), normal approx.
         doubled = 1.0 - np.prod(1.0 - beaten, axis=2)
         return doubled * np.maximum(score, 0)
-
-
-def _take(v: ObservationView, rows: np.ndarray) -> ObservationView:
-    return ObservationView(**{name: getattr(v, name)[rows] for name in v.__dataclass_fields__})

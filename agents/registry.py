@@ -1,6 +1,6 @@
 """Agent names -> factories: the built-in agents, the shipped PPO agents and third-party plug-ins.
 
-Built-in names are ``random``, ``threshold``, ``counting`` and the shipped PPO agents
+Built-in names are ``random``, ``threshold``, ``counting``, ``search`` and the shipped PPO agents
 (``agents/weights/*.npz``, e.g. ``ppo-2p``). :func:`register` adds a name at run time. Installed
 packages add theirs through the entry-point group :data:`ENTRY_POINT_GROUP`, discovered when a name
 is looked up, so ``pip install someones-bot`` makes ``agents.make("someones-bot")`` (and
@@ -21,6 +21,7 @@ from typing import Any
 
 from skyjo_env.agents import pretrained
 from skyjo_env.agents.counting import CountingPolicy
+from skyjo_env.agents.search import SearchPolicy
 from skyjo_env.agents.threshold import ThresholdPolicy
 from skyjo_env.random_policy import RandomPolicy
 
@@ -84,5 +85,6 @@ def _plugins() -> dict[str, EntryPoint]:
 register("random", RandomPolicy)
 register("threshold", ThresholdPolicy)
 register("counting", CountingPolicy)
+register("search", SearchPolicy)
 for _name in pretrained.available():
     register(_name, functools.partial(pretrained.load, _name))

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from skyjo_env.cards import COUNTS, MAX_VALUE, MIN_VALUE, SLOTS
+from skyjo_env.cards import COUNTS, DECK_SIZE, MAX_VALUE, MIN_VALUE, SLOTS
 from skyjo_env.observation import layout, num_players
 
 #: Card values -2..12 as floats, indexed like the one-hot blocks of the observation.
@@ -36,6 +36,8 @@ class ObservationView:
         unseen: ``(N, 15)`` float32 count of each value -2..12 not yet seen by the observer.
         totals: ``(N, P)`` float32 game totals divided by the end score.
         round_ending: ``(N,)`` bool, another player has ended the round (R15).
+        ender: ``(N,)`` int64 relative seat of the player who ended the round, -1 while none has.
+        draw_size: ``(N,)`` int64 cards in the draw pile.
     """
 
     values: np.ndarray
@@ -47,10 +49,16 @@ class ObservationView:
     unseen: np.ndarray
     totals: np.ndarray
     round_ending: np.ndarray
+    ender: np.ndarray
+    draw_size: np.ndarray
 
     @property
     def num_players(self) -> int:
         return self.values.shape[1]
+
+    def take(self, rows: np.ndarray) -> ObservationView:
+        """The view of the observations ``rows`` alone."""
+        return ObservationView(**{name: getattr(self, name)[rows] for name in self.__dataclass_fields__})
 
 
 def decode(observations: np.ndarray) -> ObservationView:
@@ -62,6 +70,7 @@ def decode(observations: np.ndarray) -> ObservationView:
     P = num_players(width)
     L = layout(P)
     grids = obs[:, : L["discard_top"].start].reshape(n, P, 3, SLOTS)
+    round_ending = obs[:, L["round_ending"].start] > 0.5
     return ObservationView(
         values=np.rint(grids[:, :, 0] * MAX_VALUE),
         hidden=grids[:, :, 1] > 0.5,
@@ -71,7 +80,9 @@ def decode(observations: np.ndarray) -> ObservationView:
         phase=weighted_sum(obs[:, L["phase"]], _PHASE_CODES).astype(np.int64) - 1,
         unseen=np.rint(obs[:, L["unseen"]] * COUNTS).astype(np.float32),
         totals=obs[:, L["totals"]],
-        round_ending=obs[:, L["round_ending"].start] > 0.5,
+        round_ending=round_ending,
+        ender=np.where(round_ending, obs[:, L["ender"]].argmax(axis=1), -1),
+        draw_size=np.rint(obs[:, L["draw_size"].start] * DECK_SIZE).astype(np.int64),
     )
 
 

@@ -101,6 +101,11 @@ _LOW_SLOT = np.array([(m & -m).bit_length() - 1 for m in range(ALL_SLOTS + 1)], 
 _HIGH_SLOT = np.array([m.bit_length() - 1 for m in range(ALL_SLOTS + 1)], dtype=np.intp)
 # Row c (one item of 15 int16): the unseen counts of a full deck (R1) less one card of value c + MIN_VALUE.
 _UNSEEN_AFTER_DEAL = (COUNTS - np.eye(NUM_VALUES, dtype=np.int16)).view(np.dtype((np.void, 2 * NUM_VALUES)))[:, 0]
+#: The state arrays :meth:`SkyjoEngine.load` takes, by attribute name (every one but the derived ``unseen``).
+STATE = (
+    "values", "face_up", "removed", "draw_pile", "draw_size", "discard_pile", "discard_size", "held", "phase",
+    "current", "ender", "final_turns", "starter", "round_index", "round_scores", "totals", "steps", "keys", "shuffles",
+)  # fmt: skip
 # The state arrays with a row per game that are read or written row-wise (see ``_items``).
 _ROW_STATE = ("values", "face_up", "removed", "totals", "round_scores", "unseen", "keys")
 # The attributes that are views of the state arrays (bound by ``SkyjoEngine._bind_views``).
@@ -693,6 +698,54 @@ class SkyjoEngine:
             decks=[scripted[r] for r in sorted(r for r in scripted if r > self.round_index[g])],
         )  # fmt: skip
         return snapshot.encode(self.rules, state)
+
+    @classmethod
+    def from_states(cls, rules: Rules, state: dict[str, np.ndarray], *, seed: int | None = None) -> SkyjoEngine:
+        """An engine without auto-reset whose games hold ``state`` (see :meth:`load`); its batch size
+        is the length of the arrays."""
+        engine = cls(rules, len(state["phase"]), seed=seed, auto_reset=False)
+        engine.load(state)
+        return engine
+
+    def load(self, state: dict[str, np.ndarray]) -> None:
+        """Set every game of the batch at once from arrays named and shaped as the attributes of
+        :data:`STATE` (the module docstring's table); the public counts ``unseen`` are derived.
+
+        The batched counterpart of :meth:`import_game`, for simulators that start many games from
+        given positions. ``ValueError`` for a missing or misshapen array, or a game whose cards are
+        not the 150-card deck (R1); nothing changes then.
+        """
+        missing = [name for name in STATE if name not in state]
+        if missing:
+            raise ValueError(f"state is missing array(s) {missing}")
+        arrays = {name: np.asarray(state[name]) for name in STATE}
+        for name, array in arrays.items():
+            if array.shape != getattr(self, name).shape:
+                raise ValueError(f"state[{name!r}] must have shape {getattr(self, name).shape}, got {array.shape}")
+        a = arrays
+        kept = ~SLOT_FLAGS[a["removed"]]
+        in_hand = (a["phase"] == DRAWN) | (a["phase"] == TAKEN)
+        draw = np.arange(DECK_SIZE) < a["draw_size"][:, None]
+        discard = np.arange(DECK_SIZE) < a["discard_size"][:, None]
+        rows = np.concatenate(
+            [np.nonzero(kept)[0], np.nonzero(draw)[0], np.nonzero(discard)[0], np.flatnonzero(in_hand)]
+        )
+        cards = np.concatenate(
+            [a["values"][kept], a["draw_pile"][draw], a["discard_pile"][discard], a["held"][in_hand]]
+        )
+        counts = np.bincount(
+            rows * NUM_VALUES + cards.astype(np.int64) - MIN_VALUE, minlength=self.batch_size * NUM_VALUES
+        )
+        wrong = np.flatnonzero((counts.reshape(-1, NUM_VALUES) != COUNTS).any(axis=1))
+        if wrong.size:
+            raise ValueError(f"game {int(wrong[0])}'s cards are not the 150-card deck (R1)")
+        for name, array in arrays.items():
+            getattr(self, name)[...] = array
+        self.unseen[...] = snapshot.public_unseen(
+            self.values, self.face_up, self.removed, self.draw_pile, self.draw_size, self.phase, self.held
+        )
+        self._scripted.clear()
+        self._quiet = None
 
     @classmethod
     def of_game(cls, data: dict[str, Any], rules: Rules | None = None) -> SkyjoEngine:

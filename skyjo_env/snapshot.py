@@ -132,15 +132,40 @@ def encode(rules: Rules, state: GameState) -> dict[str, Any]:
 
 
 def unseen_counts(state: GameState) -> np.ndarray:
-    """``(15,)`` int16 public count of each value not seen yet: the draw pile, the face-down cards,
-    and a drawn card still in hand (seen by its drawer only, R10)."""
-    hidden = ~SLOT_FLAGS[state.face_up] & ~SLOT_FLAGS[state.removed]
-    unseen = np.bincount(
-        np.concatenate([state.draw_pile, state.values[hidden]]).astype(np.int64) - MIN_VALUE, minlength=NUM_VALUES
+    """``(15,)`` int16 public count of each value not seen yet (:func:`public_unseen` of one game)."""
+    return public_unseen(
+        state.values[None], state.face_up[None], state.removed[None], state.draw_pile[None],
+        np.array([state.draw_pile.size]), np.array([state.phase]), np.array([state.held]),
+    )[0]  # fmt: skip
+
+
+def public_unseen(
+    values: np.ndarray,
+    face_up: np.ndarray,
+    removed: np.ndarray,
+    draw_pile: np.ndarray,
+    draw_size: np.ndarray,
+    phase: np.ndarray,
+    held: np.ndarray,
+) -> np.ndarray:
+    """``(n, 15)`` int16 public count of each value not seen yet in n games (engine layout: ``values``
+    ``(n, P, 12)``, slot bits ``(n, P)``, piles ``(n, L)`` bottom first): the draw pile's first
+    ``draw_size`` cards, the face-down cards, and a drawn card still in hand (seen by its drawer
+    only, R10)."""
+    n = values.shape[0]
+    codes = values.astype(np.int64).reshape(n, -1) - MIN_VALUE
+    hidden = ~SLOT_FLAGS[face_up].reshape(n, -1) & ~SLOT_FLAGS[removed].reshape(n, -1)
+    pile = np.arange(draw_pile.shape[1]) < np.asarray(draw_size)[:, None]
+    in_hand = np.asarray(phase) == DRAWN
+    rows = np.concatenate([np.nonzero(hidden)[0], np.nonzero(pile)[0], np.flatnonzero(in_hand)])
+    cards = np.concatenate(
+        [
+            codes[hidden],
+            draw_pile[pile].astype(np.int64) - MIN_VALUE,
+            np.asarray(held, dtype=np.int64)[in_hand] - MIN_VALUE,
+        ]
     )
-    if state.phase == DRAWN:
-        unseen[state.held - MIN_VALUE] += 1
-    return unseen.astype(np.int16)
+    return np.bincount(rows * NUM_VALUES + cards, minlength=n * NUM_VALUES).reshape(n, NUM_VALUES).astype(np.int16)
 
 
 def decode(data: Any, rules: Rules) -> GameState:

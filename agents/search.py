@@ -1,0 +1,228 @@
+"""The search player: rollouts of a base policy on the engine, from positions sampled from what it has seen.
+
+In Skyjo nobody sees a face-down card, not even its owner, and every card ever seen is public, so
+the cards a seat has not seen (the ``unseen`` counts of its observation) are exchangeable: dealing
+them at random over the face-down slots and the draw pile is an exact sample of what the seat can
+believe. At each decision of play (setup flips are left to the base policy):
+
+* Candidates: the base policy's ``top`` cheapest legal actions by its ``costs()`` (its own choice
+  first; a base without costs offers its choice and the legal actions in id order).
+* Samples: ``samples`` positions per game, built from the observation alone (:func:`positions`):
+  the unseen cards shuffled over the face-down slots and the draw pile, the discard pile rebuilt
+  from the seen cards (its order below the top matters only to a reshuffle, R12), the seats turned
+  so that the searching seat is seat 0.
+* Rollouts: every candidate is played in every sample (common random numbers: the same cards and
+  the same random stream for every candidate), then the base policy plays every seat to the end of
+  the round, all games, candidates and samples in one engine, the base called once per step on
+  every row. With ``horizon`` the rollouts stop after that many steps and every grid counts its
+  face-down slots at the mean of the unseen cards.
+* Value, for the searching seat: the opponents' mean round score minus its own (after R17's
+  doubling), or, where the round's end ends the game (R19), ``win_points`` times its share of the
+  result (R20: the winners share +1, the others -1).
+* Decision: the base policy's choice is left only for a candidate whose paired mean gain over it,
+  over the common samples, exceeds ``margin`` standard errors; of those, the one with the highest
+  lower bound (mean gain minus ``margin`` standard errors) is played.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from skyjo_env import random_streams
+from skyjo_env.agents.view import CHOOSE, SETUP, VALUES, ObservationView, decode
+from skyjo_env.cards import COUNTS, DECK_SIZE, MIN_VALUE, NUM_VALUES, SLOT_FLAGS, SLOTS
+from skyjo_env.engine import SkyjoEngine
+from skyjo_env.observation import observe
+from skyjo_env.rewards import rewards
+from skyjo_env.rules import Rules
+
+_SLOT_BITS = (1 << np.arange(SLOTS)).astype(np.uint32)
+_NO_CARD = 255  # random_streams.shuffle's code for a position past the valid ones
+
+
+class SearchPolicy:
+    """Rollout search over a base policy with common random numbers and a paired-evidence rule."""
+
+    name = "search"
+
+    def __init__(
+        self,
+        base: Any = "counting",
+        samples: int = 32,
+        top: int = 4,
+        margin: float = 2.0,
+        win_points: float = 50.0,
+        horizon: int | None = None,
+        rules: Rules | None = None,
+        seed: int | None = None,
+    ) -> None:
+        # Imported here: the registry, which registers this class, is imported by the specs module.
+        from skyjo_env.agents.specs import make
+
+        if not isinstance(samples, int) or samples < 2:
+            raise ValueError(f"samples={samples!r} is not allowed; use an integer of at least 2")
+        if not isinstance(top, int) or top < 2:
+            raise ValueError(f"top={top!r} is not allowed; use an integer of at least 2")
+        if horizon is not None and (not isinstance(horizon, int) or horizon < 1):
+            raise ValueError(f"horizon={horizon!r} is not allowed; use a positive integer or None (the round's end)")
+        self.rules = Rules() if rules is None else rules
+        self.base = make(base, rules=self.rules, seed=seed)
+        self.samples = samples
+        self.top = top
+        self.margin = float(margin)
+        self.win_points = float(win_points)
+        self.horizon = horizon
+        self._rng = np.random.default_rng(seed)
+
+    def __call__(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
+        obs = np.asarray(observations, dtype=np.float32)
+        masks = np.asarray(action_masks, dtype=bool)
+        choice = np.asarray(self.base(obs, masks)).astype(np.int64)
+        v = decode(obs)
+        if v.num_players != self.rules.num_players:
+            raise ValueError(f"search was made for {self.rules.num_players} players; observations have {v.num_players}")
+        candidates = self.candidates(obs, masks, choice)
+        rows = np.flatnonzero((v.phase != SETUP) & (candidates[:, 1] >= 0))
+        if rows.size:
+            gains = self.gains(v.take(rows), candidates[rows])
+            best = gains.argmax(axis=1)
+            choice[rows] = np.where(gains.max(axis=1) > 0, candidates[rows, best], choice[rows])
+        return choice
+
+    def candidates(self, observations: np.ndarray, masks: np.ndarray, choice: np.ndarray) -> np.ndarray:
+        """``(n, top)`` candidate actions per row, the base's choice first, then its cheapest other
+        legal actions; -1 where fewer are legal."""
+        costs = getattr(self.base, "costs", None)
+        price = np.zeros(masks.shape, dtype=np.float64) if costs is None else costs(observations).astype(np.float64)
+        price = np.where(masks, price, np.inf)
+        price[np.arange(len(choice)), choice] = -np.inf
+        order = np.argsort(price, axis=1, kind="stable")[:, : self.top]
+        legal = np.take_along_axis(masks, order, axis=1)
+        return np.where(legal, order, -1)
+
+    def gains(self, v: ObservationView, candidates: np.ndarray) -> np.ndarray:
+        """``(n, C)`` lower bounds of each candidate's paired gain over the first (its mean gain
+        minus ``margin`` standard errors over the common samples); 0 for the first, -inf for none."""
+        n, C = candidates.shape
+        S = self.samples
+        start = positions(v, self.rules, S, self._rng)
+        sample = (np.arange(n)[:, None, None] * S + np.arange(S)).repeat(C, axis=1)  # (n, C, S)
+        actions = np.repeat(np.maximum(candidates, 0), S, axis=1).reshape(-1)
+        values = self.rollouts({k: a[sample.reshape(-1)] for k, a in start.items()}, actions).reshape(n, C, S)
+        diff = values - values[:, :1]
+        bound = diff.mean(axis=2) - self.margin * diff.std(axis=2, ddof=1) / np.sqrt(S)
+        bound[:, 0] = 0
+        return np.where(candidates >= 0, bound, -np.inf)
+
+    def rollouts(self, state: dict[str, np.ndarray], first: np.ndarray) -> np.ndarray:
+        """Values for seat 0 of playing ``first`` in each game of ``state``, then the base policy
+        for every seat to the end of the round (or ``horizon`` steps)."""
+        engine = SkyjoEngine.from_states(self.rules, state)
+        values = np.zeros(len(first))
+        active = engine.all_games
+        actions = first
+        steps = 0
+        while True:
+            result = engine.step(actions, active, check=False)
+            steps += 1
+            done = result.round_over
+            if done.any():
+                score = rewards("score", result)[done, 0]
+                won = rewards("result", result)[done, 0]
+                values[active[done]] = np.where(result.game_over[done], self.win_points * won, score)
+                active = active[~done]
+            if not active.size:
+                return values
+            if self.horizon is not None and steps >= self.horizon:
+                values[active] = _expected_score_gap(engine, active)
+                return values
+            masks = engine.legal_mask(active)
+            actions = np.asarray(self.base(observe(engine, engine.current[active], active), masks))
+
+
+def positions(v: ObservationView, rules: Rules, samples: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
+    """``samples`` engine states per observation (row ``i * samples + s``), as
+    :meth:`SkyjoEngine.load` takes them, drawn from what the observer has seen alone.
+
+    The observer is seat 0 and to act. Its unseen cards are shuffled over the face-down slots and the
+    draw pile; the discard pile holds the seen cards that are nowhere else, the top one last.
+    ``ValueError`` for an observation whose unseen cards are not its face-down cards and draw pile
+    (the observer does not act, or another seat holds a drawn card)."""
+    n, P = v.values.shape[:2]
+    hidden = v.hidden.reshape(n, P * SLOTS)
+    unseen = v.unseen.astype(np.int64)
+    face_down, total = hidden.sum(axis=1), unseen.sum(axis=1)
+    if np.any(total != face_down + v.draw_size):
+        raise ValueError("the unseen cards must be the observer's face-down cards and the draw pile")
+    m = n * samples
+    copy = np.repeat(np.arange(n), samples)
+    seeds = rng.integers(0, 2**32, size=m, dtype=np.uint32)
+    codes = random_streams.shuffle(seeds, _sorted_codes(unseen)[copy], valid=total[copy]).astype(np.int8)
+    cards = codes + np.int8(MIN_VALUE)  # the shuffled unseen cards: face-down slots first, then the draw pile
+    values = v.values.reshape(n, P * SLOTS).astype(np.int8)[copy]
+    down = hidden[copy]
+    r, k = np.nonzero(down)
+    values[r, k] = cards[r, (np.cumsum(down, axis=1) - 1)[r, k]]
+    at = np.minimum(face_down[copy, None] + np.arange(DECK_SIZE), DECK_SIZE - 1)
+    draw = np.take_along_axis(cards, at, axis=1)
+    draw[np.arange(DECK_SIZE) >= v.draw_size[copy, None]] = 0
+
+    holding = v.phase > CHOOSE
+    up = ~v.hidden & ~v.removed
+    shown = np.zeros((n, NUM_VALUES), dtype=np.int64)
+    np.add.at(shown, (np.nonzero(up)[0], v.values[up].astype(np.int64) - MIN_VALUE), 1)
+    discards = COUNTS - unseen - shown
+    discards[np.flatnonzero(holding), v.held[holding] - MIN_VALUE] -= 1
+    size = discards.sum(axis=1)
+    has_top = np.flatnonzero(size > 0)
+    discards[has_top, v.discard[has_top] - MIN_VALUE] -= 1
+    pile = (_sorted_codes(discards).astype(np.int8) + np.int8(MIN_VALUE)).astype(np.int8)
+    pile[has_top, size[has_top] - 1] = v.discard[has_top]
+    pile[np.arange(DECK_SIZE) >= size[:, None]] = 0
+
+    ender = v.ender
+    per_game = {
+        "discard_pile": pile,
+        "discard_size": size.astype(np.int16),
+        "held": np.where(holding, v.held, 0).astype(np.int8),
+        "phase": v.phase.astype(np.int8),
+        "current": np.zeros(n, dtype=np.int8),
+        "ender": ender.astype(np.int8),
+        "final_turns": np.maximum(ender, 0).astype(np.int8),  # the seats from the observer up to the ender
+        "starter": np.zeros(n, dtype=np.int8),
+        "round_index": np.zeros(n, dtype=np.int16),
+        "round_scores": np.zeros((n, P), dtype=np.int16),
+        "totals": np.rint(v.totals * rules.end_score).astype(np.int16),
+        "steps": np.zeros(n, dtype=np.int32),
+        "face_up": (~v.hidden * _SLOT_BITS).sum(axis=2).astype(np.uint32),
+        "removed": (v.removed * _SLOT_BITS).sum(axis=2).astype(np.uint32),
+    }
+    return {
+        **{name: array[copy] for name, array in per_game.items()},
+        "values": values.reshape(m, P, SLOTS),
+        "draw_pile": draw,
+        "draw_size": v.draw_size[copy].astype(np.int16),
+        "keys": rng.integers(0, 2**32, size=(m, 2), dtype=np.uint32),
+        "shuffles": np.zeros(m, dtype=np.uint32),
+    }
+
+
+def _sorted_codes(counts: np.ndarray) -> np.ndarray:
+    """``(n, 150)`` uint32: per row the value codes 0..14 of the counted cards, lowest first, then
+    ``_NO_CARD``."""
+    ends = np.cumsum(counts, axis=1)
+    code = (np.arange(DECK_SIZE)[:, None] >= ends[:, None, :]).sum(axis=2)
+    return np.where(code < NUM_VALUES, code, _NO_CARD).astype(np.uint32)
+
+
+def _expected_score_gap(engine: SkyjoEngine, games: np.ndarray) -> np.ndarray:
+    """Per game, the opponents' mean expected grid score minus seat 0's, every face-down slot at the
+    mean of the public unseen cards (no doubling)."""
+    unseen = engine.unseen[games].astype(np.float64)
+    mean = unseen @ VALUES / unseen.sum(axis=1)
+    down = ~SLOT_FLAGS[engine.face_up[games]]
+    kept = ~SLOT_FLAGS[engine.removed[games]]
+    score = (np.where(down, mean[:, None, None], engine.values[games]) * kept).sum(axis=2)
+    return score[:, 1:].mean(axis=1) - score[:, 0]

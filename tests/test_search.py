@@ -1,0 +1,118 @@
+"""The search agent: legal play at every table size, reproducibility, no peeking, and a gain over its base."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from skyjo_env import Rules, SkyjoEngine, agents
+from skyjo_env.agents.search import SearchPolicy, positions
+from skyjo_env.agents.view import decode
+from skyjo_env.cards import MIN_VALUE, NUM_VALUES, SLOT_FLAGS
+from skyjo_env.observation import observe
+from skyjo_env.phases import OVER, SETUP
+from skyjo_env.train.tournament import run_tournament
+
+
+def midgame(rules: Rules, games: int, steps: int, seed: int) -> SkyjoEngine:
+    """``games`` games played by counting for ``steps`` actions (no game over by then)."""
+    engine = SkyjoEngine(rules, games, seed=seed, auto_reset=False)
+    counting = agents.make("counting", rules=rules)
+    for _ in range(steps):
+        engine.step(counting(observe(engine, engine.current), engine.legal_mask()))
+    assert (engine.phase != OVER).all()
+    return engine
+
+
+def to_act(engine: SkyjoEngine) -> tuple[np.ndarray, np.ndarray]:
+    """Observations and legal masks of the seats to act in every game."""
+    return observe(engine, engine.current), engine.legal_mask()
+
+
+@pytest.mark.parametrize(("players", "horizon"), [(2, None), (3, None), (5, 12), (8, 12)])
+def test_search_plays_only_legal_actions(players: int, horizon: int | None) -> None:
+    """Every seat searches (rollouts to the round's end, R15, or ``horizon`` steps) and every action is
+    legal (the engine checks)."""
+    rules = Rules(num_players=players)
+    engine = SkyjoEngine(rules, 3, seed=players, auto_reset=False)
+    search = agents.make("search", rules=rules, seed=0, samples=2, top=3, horizon=horizon)
+    for _ in range(2 * players + 12):
+        obs, masks = to_act(engine)
+        actions = search(obs, masks)
+        assert masks[np.arange(3), actions].all()
+        engine.step(actions)
+
+
+def test_search_is_reproducible_with_a_seed() -> None:
+    rules = Rules()
+    obs, masks = to_act(midgame(rules, 16, 30, seed=1))
+    first, second = (agents.make("search", rules=rules, seed=7, samples=8) for _ in range(2))
+    assert np.array_equal(first(obs, masks), second(obs, masks))
+    assert np.array_equal(first(obs, masks), second(obs, masks))  # the streams advance alike
+
+
+def with_unseen_cards_rearranged(engine: SkyjoEngine, seed: int) -> SkyjoEngine:
+    """A copy of ``engine`` whose face-down cards and draw pile are shuffled together, the rest kept."""
+    rng = np.random.default_rng(seed)
+    copy = SkyjoEngine(engine.rules, engine.batch_size, seed=seed, auto_reset=False)
+    for game in range(engine.batch_size):
+        state = engine.export_game(game)
+        values = np.array(state["values"])
+        down = ~np.array(state["face_up"])
+        unseen = rng.permutation(np.concatenate([values[down], state["draw_pile"]]))
+        values[down] = unseen[: down.sum()]
+        copy.import_game(game, {**state, "values": values.tolist(), "draw_pile": unseen[down.sum() :].tolist()})
+    return copy
+
+
+def test_search_does_not_peek_at_unseen_cards() -> None:
+    """Two positions that differ only in the face-down cards and the draw pile's order give the same
+    decisions for a fixed seed (RULES.md, what a player can observe)."""
+    rules = Rules()
+    engine = midgame(rules, 16, 40, seed=2)
+    other = with_unseen_cards_rearranged(engine, seed=3)
+    assert not np.array_equal(other.values, engine.values)
+    (obs, masks), (other_obs, other_masks) = to_act(engine), to_act(other)
+    assert np.array_equal(obs, other_obs) and np.array_equal(masks, other_masks)
+    search, twin = (agents.make("search", rules=rules, seed=5, samples=8) for _ in range(2))
+    assert np.array_equal(search(obs, masks), twin(other_obs, other_masks))
+
+
+@pytest.mark.parametrize("players", [2, 4, 8])
+def test_samples_hold_the_observed_cards_and_deal_exactly_the_unseen_ones(players: int) -> None:
+    """Per sample: the face-down cards and the draw pile are the observation's unseen cards (R1
+    counts), and the sampled position, seen from its seat 0, is the observation itself."""
+    rules = Rules(num_players=players)
+    engine = midgame(rules, 8, 6 * players + 20, seed=players)
+    playing = np.flatnonzero(engine.phase != SETUP)
+    obs = observe(engine, engine.current[playing], playing)
+    view = decode(obs)
+    samples = 4
+    state = positions(view, rules, samples, np.random.default_rng(0))
+    sampled = SkyjoEngine.from_states(rules, state)
+    assert np.array_equal(observe(sampled, 0), np.repeat(obs, samples, axis=0))
+    for row in range(sampled.batch_size):
+        down = ~SLOT_FLAGS[sampled.face_up[row]]
+        cards = np.concatenate([sampled.values[row][down], sampled.draw_pile[row, : sampled.draw_size[row]]])
+        counts = np.bincount(cards.astype(np.int64) - MIN_VALUE, minlength=NUM_VALUES)
+        assert np.array_equal(counts, view.unseen[row // samples])
+    assert len({sampled.values[r].tobytes() for r in range(samples)}) > 1  # the samples differ
+
+
+def test_search_improves_on_its_base_policy() -> None:
+    """Over a random base, truncated rollouts valued by the expected grid scores win clearly: ten
+    one-round games (R19 option episode="round") against the base itself."""
+    rules = Rules(episode="round")
+    search = agents.make("search", rules=rules, seed=0, base="random", samples=4, top=26, margin=1.0, horizon=6)
+    result = run_tournament([search, agents.make("random", rules=rules, seed=0)], 2, 10, rules=rules, progress=False)
+    ours, base = result.by_name("search"), result.by_name("random")
+    assert ours.win_rate >= 0.8
+    assert ours.mean_round_score < base.mean_round_score - 20
+
+
+@pytest.mark.parametrize(
+    "options", [{"samples": 1}, {"top": 1}, {"horizon": 0}, {"samples": 2.5}], ids=lambda o: next(iter(o))
+)
+def test_bad_parameters_are_refused(options: dict) -> None:
+    with pytest.raises(ValueError, match=next(iter(options))):
+        SearchPolicy(**options)
