@@ -21,7 +21,6 @@ from typing import Any
 
 from skyjo_env.agents import pretrained
 from skyjo_env.agents.counting import CountingPolicy
-from skyjo_env.agents.search import SearchPolicy
 from skyjo_env.agents.threshold import ThresholdPolicy
 from skyjo_env.random_policy import RandomPolicy
 
@@ -85,6 +84,5 @@ def _plugins() -> dict[str, EntryPoint]:
 register("random", RandomPolicy)
 register("threshold", ThresholdPolicy)
 register("counting", CountingPolicy)
-register("search", SearchPolicy)
 for _name in pretrained.available():
     register(_name, functools.partial(pretrained.load, _name))

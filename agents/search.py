@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from skyjo_env import random_streams
+from skyjo_env.agents.specs import make
 from skyjo_env.agents.view import CHOOSE, SETUP, VALUES, ObservationView, decode
 from skyjo_env.cards import COUNTS, DECK_SIZE, MIN_VALUE, NUM_VALUES, SLOT_FLAGS, SLOTS
 from skyjo_env.engine import SkyjoEngine
@@ -58,9 +59,6 @@ class SearchPolicy:
         rules: Rules | None = None,
         seed: int | None = None,
     ) -> None:
-        # Imported here: the registry, which registers this class, is imported by the specs module.
-        from skyjo_env.agents.specs import make
-
         if not isinstance(samples, int) or samples < 2:
             raise ValueError(f"samples={samples!r} is not allowed; use an integer of at least 2")
         if not isinstance(top, int) or top < 2:

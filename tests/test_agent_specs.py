@@ -168,7 +168,18 @@ def test_the_cli_takes_every_spec_form_and_names_bad_ones_in_one_line(bot_file: 
     table = capsys.readouterr().out
     assert "mine" in table and "ruled" in table
     assert (
-        main(["tournament", "--agents", f"{bot_file}:broken_factory", "counting", "--games", "3", "--out", str(out)])
+        main(
+            [
+                "tournament",
+                "--agents",
+                f"{bot_file}:broken_factory",
+                "counting",
+                "--games",
+                "3",
+                "--out",
+                str(tmp_path / "u"),
+            ]
+        )
         == 2
     )
     err = capsys.readouterr().err

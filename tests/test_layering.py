@@ -70,3 +70,64 @@ def test_the_core_has_no_import_cycle() -> None:
 
     cycles = sorted(name for name in modules if reaches(name, name, {name}))
     assert not cycles, f"modules on an import cycle: {cycles}"
+
+
+#: Every module of the installed package, by its installed name, and the file it is read from:
+#: the core (skyjo_env/), the agents (agents/, skyjo_env.agents) and training and the applications
+#: (train/, skyjo_env.train), in that order of layers.
+PACKAGES = {"skyjo_env": ROOT / "skyjo_env", "skyjo_env.agents": ROOT / "agents", "skyjo_env.train": ROOT / "train"}
+LAYERS = list(PACKAGES)
+MODULES = {
+    (package if path.stem == "__init__" else f"{package}.{path.stem}"): path
+    for package, folder in PACKAGES.items()
+    for path in sorted(folder.glob("*.py"))
+}
+
+
+def package_imports(name: str) -> set[str]:
+    """The package modules that module ``name`` imports, function-level imports included
+    (``from a import b`` counts as ``a.b`` where that is a module, else as ``a``)."""
+    found = set()
+    for module in imported_modules(MODULES[name]):
+        parent = module.rpartition(".")[0]
+        if module in MODULES:
+            found.add(module)
+        elif parent in MODULES and module not in MODULES:
+            found.add(parent)
+    return found - {name}
+
+
+def layer(name: str) -> int:
+    """0 for the core, 1 for the agents, 2 for training and the applications."""
+    return max(i for i, package in enumerate(LAYERS) if name == package or name.startswith(package + "."))
+
+
+def test_no_module_imports_from_a_layer_above_its_own() -> None:
+    """core <- agents <- training and applications: the agents never import train/, the core neither."""
+    up = sorted(
+        f"{name} -> {other}" for name in MODULES for other in package_imports(name) if layer(other) > layer(name)
+    )
+    assert not up, f"imports from a layer above: {up}"
+
+
+def test_the_whole_package_has_no_import_cycle() -> None:
+    """No module of the package (function-level imports included) imports, directly or through
+    others, a module that imports it back; a package's own ``__init__`` re-exporting its modules
+    is not counted (importing ``skyjo_env.x`` runs it first, so it cannot close a cycle)."""
+    graph = {name: {m for m in package_imports(name) if m not in PACKAGES} for name in MODULES if name not in PACKAGES}
+
+    def cycle_from(start: str) -> list[str] | None:
+        stack = [(start, [start])]
+        seen = set()
+        while stack:
+            node, path = stack.pop()
+            for nxt in graph.get(node, ()):
+                if nxt == start:
+                    return [*path, start]
+                if nxt not in seen:
+                    seen.add(nxt)
+                    stack.append((nxt, [*path, nxt]))
+        return None
+
+    cycles = [cycle for name in sorted(graph) if (cycle := cycle_from(name))]
+    assert not cycles, f"import cycles: {cycles[:3]}"

@@ -887,5 +887,7 @@ def test_load_names_a_folder_that_is_no_agent_for_what_it_is(tmp_path: Path):
     deep = tmp_path / "runs" / "old" / "checkpoint"
     deep.mkdir(parents=True)
     (deep / "agent.npz").write_bytes(b"")  # an agent deeper down is not this folder's
-    with pytest.raises(ValueError, match=r"is a folder without agent.npz: give a training run's folder, its checkpoint/"):
+    with pytest.raises(
+        ValueError, match=r"is a folder without agent.npz: give a training run's folder, its checkpoint/"
+    ):
         agents.load(tmp_path)

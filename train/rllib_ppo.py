@@ -197,7 +197,7 @@ class RLlibRun:
         self.module.set_state(self.algo.learner_group.get_weights([DEFAULT_MODULE_ID])[DEFAULT_MODULE_ID])
 
     def agent(self, name: str = "ppo") -> Any:
-        """The learner as a numpy policy (the driver's module, as of the last :meth:`_pull`)."""
+        """The learner as a numpy policy (the driver's module, as of the last update)."""
         return agent_policy(self.module.policy, self.config, self.timesteps, name)
 
     def add_snapshot(self) -> None:
