@@ -99,8 +99,12 @@ def sampler(path: str, runners: int, aec_envs: int) -> Any:
         spec = rllib_ppo.module_spec(TrainConfig(advice=None, out_dir="unused"))
         config = (
             config.environment(AEC_ENV, env_config={}, disable_env_checking=True)
-            .env_runners(env_runner_cls=None, num_envs_per_env_runner=aec_envs, gym_env_vectorize_mode="sync",
-                         rollout_fragment_length="auto")  # fmt: skip
+            .env_runners(
+                env_runner_cls=None,
+                num_envs_per_env_runner=aec_envs,
+                gym_env_vectorize_mode="sync",
+                rollout_fragment_length="auto",
+            )  # fmt: skip
             .multi_agent(policies={"main"}, policy_mapping_fn=lambda agent, episode, **kwargs: "main")
             .rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs={"main": spec}))
         )
@@ -151,7 +155,9 @@ def main(argv: list[str] | None = None) -> None:
         for runners in args.runners:
             for path, label in (("vector", "vector path (SkyjoEnvRunner, 512 games, counting + advice)"),
                                 ("aec", f"AEC path (stock MultiAgentEnvRunner, {args.aec_envs} games, self-play)")):  # fmt: skip
-                print(f"  {runners} EnvRunner(s), {label}: {sampling_rate(path, runners, args.aec_envs, args.seconds):,.0f}")
+                print(
+                    f"  {runners} EnvRunner(s), {label}: {sampling_rate(path, runners, args.aec_envs, args.seconds):,.0f}"
+                )
     finally:
         ray.shutdown()
     if args.steps:
