@@ -55,14 +55,16 @@ backend, steps, out = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 config = TrainConfig(total_timesteps=steps, warm_start=None, eval_every=0, checkpoint_every=0, time_limit_minutes=None,
                      out_dir=out)
 quiet = dict(overwrite=True, progress=False, say=lambda _: None)
+from skyjo_env.train.runs import one_thread  # as train() runs them: torch and BLAS on one thread while games play
 if backend == "sb3":
     from skyjo_env.train.ppo import Run
-    run = Run(config, None, **quiet)
-    started = time.perf_counter(); run.learn(); seconds = time.perf_counter() - started
+    with one_thread():
+        run = Run(config, None, **quiet)
+        started = time.perf_counter(); run.learn(); seconds = time.perf_counter() - started
     made = int(run.model.num_timesteps)
 else:
     from skyjo_env.train import rllib_ppo
-    with rllib_ppo.ray_session(None, config.env_runners + 1):
+    with rllib_ppo.ray_session(None, config.env_runners + 1), one_thread():
         run = rllib_ppo.RLlibRun(config, None, **quiet)
         try:
             started = time.perf_counter(); run.learn(); seconds = time.perf_counter() - started

@@ -12,6 +12,7 @@ Entry points are strings, so an environment module loads only when an environmen
 from __future__ import annotations
 
 from importlib import import_module
+from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 import gymnasium
@@ -20,7 +21,10 @@ import pettingzoo
 from skyjo_env.engine import SkyjoEngine, StepResult
 from skyjo_env.rules import Rules
 
-__version__ = "0.1.0"
+try:  # the one version source is pyproject.toml, as installed
+    __version__ = version("skyjo-env")
+except PackageNotFoundError:  # imported from a source tree that was never installed
+    __version__ = "0+unknown"
 __all__ = [
     "GYMNASIUM_ID", "PETTINGZOO_ID", "Rules", "SkyjoEngine", "SkyjoEnv", "SkyjoSB3VecEnv", "SkyjoVectorEnv",
     "StepResult", "__version__", "env", "raw_env",

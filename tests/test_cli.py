@@ -89,3 +89,11 @@ def test_train_options_make_the_config(argv, expected):
 def test_an_unknown_teacher_is_an_argparse_error(capsys):
     code, _, err = run(capsys, "train", "--warm-start", "wizard")
     assert code == 2 and "unknown agent 'wizard'" in err and "counting" in err
+
+
+def test_the_version_is_the_installed_packages_one_source():
+    from importlib.metadata import version
+
+    import skyjo_env
+
+    assert skyjo_env.__version__ == version("skyjo-env")  # pyproject.toml's, as installed

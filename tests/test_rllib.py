@@ -8,7 +8,6 @@ skipped where Ray is not installed. Every test that starts Ray shuts it down its
 from __future__ import annotations
 
 import json
-import os
 
 import numpy as np
 import pytest
@@ -120,6 +119,47 @@ def test_the_batched_envrunner_samples_whole_legal_episodes_with_their_log_proba
     runner.stop()
 
 
+def test_the_batch_path_computes_the_advantages_of_generalised_advantage_estimation(tmp_path):
+    """sample_batch (the backend's loop) and sample (RLlib's contract) play the same rollout from the
+    same seeds; the batch's advantages are those of GAE over each episode chunk of it (terminated
+    games valued 0 after their end, games that go on bootstrapped from their next observation), and
+    its value targets are the advantages plus the critic's values."""
+    from ray.tune.registry import register_env
+
+    config = TrainConfig(**SHORT, rules={"end_score": 20}, gamma=0.9, gae_lambda=0.8, out_dir=str(tmp_path))
+    register_env("skyjo_vector", make_env)
+    runners = []
+    for _ in range(2):
+        torch.manual_seed(0)  # the same initial networks
+        runners.append(SkyjoEnvRunner(config=rllib_ppo.build_config(config)))
+    torch.manual_seed(1)
+    episodes = runners[0].sample(num_timesteps=32 * 64, explore=True)
+    torch.manual_seed(1)
+    batch = runners[1].sample_batch(32 * 64)
+    np.testing.assert_array_equal(
+        np.sort(batch[Columns.ACTIONS]), np.sort(np.concatenate([e.get_actions() for e in episodes]))
+    )
+    module = runners[0].module
+    expected = []
+    for e in episodes:
+        with torch.no_grad():
+            values = module.compute_values({Columns.OBS: torch.from_numpy(e.get_observations())}).numpy()
+        if e.is_terminated:
+            values[-1] = 0.0
+        rewards, running, advantages = e.get_rewards(), 0.0, []
+        for t in range(len(e) - 1, -1, -1):
+            running = rewards[t] + config.gamma * values[t + 1] - values[t] + config.gamma * config.gae_lambda * running
+            advantages.append(running)
+        expected.extend(advantages)
+    assert any(e.is_terminated for e in episodes)
+    np.testing.assert_allclose(np.sort(batch["advantages"]), np.sort(expected), rtol=1e-4, atol=1e-5)
+    with torch.no_grad():
+        values = module.compute_values({Columns.OBS: torch.from_numpy(batch[Columns.OBS])}).numpy()
+    np.testing.assert_allclose(batch["value_targets"] - batch["advantages"], values, rtol=1e-5, atol=1e-5)
+    for runner in runners:
+        runner.stop()
+
+
 def test_the_warm_started_module_plays_like_its_teacher_before_ppo(local_ray, tmp_path):
     """The warm start fits the learner's module (the learner and the EnvRunners start from it): its
     greedy play agrees with counting's choice on most turns, and the run says how much."""
@@ -187,10 +227,12 @@ def two_nodes():
         cluster.shutdown()
 
 
-def test_training_on_a_two_node_cluster_places_envrunners_on_both_and_its_agent_plays(two_nodes, tmp_path, capsys):
+def test_training_on_a_two_node_cluster_places_envrunners_on_both_and_its_agent_plays(
+    two_nodes, tmp_path, capsys, monkeypatch
+):
     """``skyjo train --backend rllib --address`` joins the cluster, its two EnvRunners run on the two
     nodes, and the run folder, given by a relative path, plays in a tournament."""
-    os.chdir(tmp_path)
+    monkeypatch.chdir(tmp_path)
     code, out, err = skyjo(capsys, "train", "--backend", "rllib", "--address", two_nodes.address, "--env-runners", "2",
                            "--total-timesteps", "4096", "--num-envs", "32", "--n-steps", "16", "--batch-size", "256",
                            "--net-arch", "32", "--warm-start", "none", "--eval-every", "0", "--eval-games", "20",

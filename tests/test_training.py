@@ -50,6 +50,34 @@ def test_short_training_improves_the_win_rate_against_random(tmp_path: Path, ove
     assert after > before + 0.15, (before, after)
 
 
+def test_train_limits_threads_while_it_runs_and_restores_them(tmp_path: Path) -> None:
+    """A notebook that calls train() keeps its own torch and BLAS threads afterwards."""
+    import torch
+    from threadpoolctl import threadpool_info
+
+    from skyjo_env.train import runs
+
+    seen = []
+    original = runs.warm_start
+
+    def spy(*args, **kwargs):  # inside the run
+        seen.append((torch.get_num_threads(), [p["num_threads"] for p in threadpool_info()]))
+        return original(*args, **kwargs)
+
+    before = (torch.get_num_threads(), [p["num_threads"] for p in threadpool_info()])
+    torch.set_num_threads(2)
+    try:
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr("skyjo_env.train.ppo.warm_start", spy)
+            train(small_config(tmp_path, final_games=8, warm_start="counting", warm_start_samples=2048,
+                               warm_start_epochs=1), progress=False, say=lambda _: None)  # fmt: skip
+        assert seen and seen[0][0] == 1 and all(n == 1 for n in seen[0][1])
+        assert torch.get_num_threads() == 2
+        assert [p["num_threads"] for p in threadpool_info()] == before[1]
+    finally:
+        torch.set_num_threads(before[0])
+
+
 def test_train_writes_the_agent_results_and_a_checkpoint(tmp_path: Path) -> None:
     outcome = train(small_config(tmp_path, final_games=8), progress=False)
     assert outcome.timesteps >= 4096

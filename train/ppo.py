@@ -21,7 +21,6 @@ import torch
 from sb3_contrib import MaskablePPO
 from stable_baselines3.common.callbacks import BaseCallback, CallbackList
 from stable_baselines3.common.vec_env import VecEnv
-from threadpoolctl import threadpool_limits
 
 from skyjo_env.sb3_vec_env import SkyjoSB3VecEnv
 from skyjo_env.train.advised_env import AdvisedVecEnv
@@ -35,6 +34,7 @@ from skyjo_env.train.runs import (
     check_resume,
     check_run_folder,
     finish,
+    one_thread,
     prepare_run_folder,
     read_state,
     run_evaluation,
@@ -143,10 +143,6 @@ class Run:
         unstarted = check_run_folder(self.out, resume=resume is not None, overwrite=overwrite)
         state = None if resume is None else read_state(resume)
         torch.manual_seed(config.seed)
-        # One thread each for torch and numpy's BLAS: on 2 cores, thread pools that spin against
-        # the env's numpy work (or other processes) cost far more than they gain.
-        torch.set_num_threads(1)
-        threadpool_limits(1)
         rules = self.rules = config.game_rules
         self.pool = OpponentPool(config.opponents, config.pool_size, rules=rules, seed=config.seed,
                                  player_counts=config.player_counts if config.mixed else None)  # fmt: skip
@@ -300,10 +296,11 @@ def train(
     """
     started = time.perf_counter()
     check_resume(config, None if resume is None else Path(resume))
-    run = Run(config, Path(resume) if resume is not None else None, overwrite=overwrite, progress=progress, say=say)
-    before = int(run.model.num_timesteps) if resume is not None else 0
-    run.learn()
-    timesteps = int(run.model.num_timesteps)
-    return finish(run.policy, config, run.out, timesteps=timesteps, run_timesteps=timesteps - before, started=started,
-                  previous_seconds=run.previous_seconds, evaluate_now=lambda _, t: run.run_evaluation(t),
-                  progress=progress)  # fmt: skip
+    with one_thread():
+        run = Run(config, Path(resume) if resume is not None else None, overwrite=overwrite, progress=progress, say=say)
+        before = int(run.model.num_timesteps) if resume is not None else 0
+        run.learn()
+        timesteps = int(run.model.num_timesteps)
+        return finish(run.policy, config, run.out, timesteps=timesteps, run_timesteps=timesteps - before, started=started,
+                      previous_seconds=run.previous_seconds, evaluate_now=lambda _, t: run.run_evaluation(t),
+                      progress=progress)  # fmt: skip

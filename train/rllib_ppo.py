@@ -28,12 +28,14 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import ray
 import torch
 from ray.rllib.algorithms.algorithm import Algorithm
 from ray.rllib.algorithms.ppo import PPOConfig
 from ray.rllib.core import DEFAULT_MODULE_ID
 from ray.rllib.core.rl_module.rl_module import RLModuleSpec
+from ray.rllib.policy.sample_batch import MultiAgentBatch, SampleBatch
 from ray.rllib.utils.metrics import NUM_ENV_STEPS_SAMPLED_LIFETIME
 from ray.tune.registry import register_env
 
@@ -50,6 +52,7 @@ from skyjo_env.train.runs import (
     check_resume,
     check_run_folder,
     finish,
+    one_thread,
     prepare_run_folder,
     read_state,
     run_evaluation,
@@ -129,13 +132,13 @@ def ray_session(address: str | None, num_cpus: int) -> Iterator[None]:
         ray.shutdown()
 
 
-def sample(runner: Any, *, steps: int, state: Any, opponents: Any) -> list[Any]:
+def sample(runner: Any, *, steps: int, state: Any, opponents: Any) -> dict[str, np.ndarray]:
     """On an EnvRunner: take the learner's weights (``state``), the opponent pool (if given), and
-    sample about ``steps`` learner steps; the episodes (chunks of them) of that rollout."""
+    sample a training batch of about ``steps`` learner steps (:meth:`SkyjoEnvRunner.sample_batch`)."""
     runner.set_state(state)
     if opponents is not None:
         runner.env.unwrapped.set_opponents(*opponents)
-    return runner.sample(num_timesteps=steps, explore=True)
+    return runner.sample_batch(steps)
 
 
 def node_id(runner: Any) -> str:
@@ -206,34 +209,39 @@ class RLlibRun:
 
     def request(self, steps: int) -> None:
         """Ask every EnvRunner for a rollout of ``steps`` learner steps, with the learner's weights now."""
-        state = {"rl_module": {DEFAULT_MODULE_ID: self.module.get_state(inference_only=True)}}
+        state = {
+            "rl_module": {DEFAULT_MODULE_ID: self.module.get_state()}
+        }  # the critic too: runners compute advantages
         opponents = self.pool.policies_and_weights() if self.pool_changed else None
         self.pool_changed = False
         self.algo.env_runner_group.foreach_env_runner_async(
             partial(sample, steps=steps, state=state, opponents=opponents), tag="sample"
         )
 
-    def collect(self) -> list[Any]:
-        """The rollouts of the last :meth:`request`, from every EnvRunner."""
+    def collect(self) -> MultiAgentBatch:
+        """The rollouts of the last :meth:`request`, from every EnvRunner, as one training batch whose
+        advantages are standardised over it (as RLlib's PPO does)."""
         group = self.algo.env_runner_group
-        rollouts: list[Any] = []
+        parts: list[dict[str, np.ndarray]] = []
         pending = group.num_healthy_remote_env_runners()
         while pending:
             ready = group.fetch_ready_async_reqs(tags="sample", timeout_seconds=1.0)
-            for _, episodes in ready:
-                rollouts.extend(episodes)
+            parts.extend(part for _, part in ready)
             pending -= len(ready)
-        return rollouts
+        batch = {key: np.concatenate([part[key] for part in parts]) for key in parts[0]}
+        advantages = batch["advantages"]
+        batch["advantages"] = (advantages - advantages.mean()) / max(float(advantages.std()), 1e-4)
+        return MultiAgentBatch({DEFAULT_MODULE_ID: SampleBatch(batch)}, env_steps=len(advantages))
 
-    def update(self, episodes: list[Any]) -> None:
-        """One PPO update on ``episodes``; the driver's module then holds the new weights."""
+    def update(self, batch: MultiAgentBatch) -> None:
+        """One PPO update on ``batch``; the driver's module then holds the new weights."""
         c = self.config
-        self.timesteps += sum(len(e) for e in episodes)
+        self.timesteps += batch.env_steps()
         threads = torch.get_num_threads()
         torch.set_num_threads(1 if c.overlap else c.update_threads)  # overlapped: the EnvRunner has the other core
         try:
             self.algo.learner_group.update(
-                episodes=episodes, timesteps={NUM_ENV_STEPS_SAMPLED_LIFETIME: self.timesteps},
+                batch=batch, timesteps={NUM_ENV_STEPS_SAMPLED_LIFETIME: self.timesteps},
                 num_epochs=c.n_epochs, minibatch_size=c.batch_size, shuffle_batch_per_epoch=True,
             )  # fmt: skip
         finally:
@@ -263,13 +271,13 @@ class RLlibRun:
         with Progress(c.total_timesteps, "PPO", "steps", enabled=self.show_progress, start=self.timesteps) as bar:
             self.request(rollout)
             while True:
-                episodes = self.collect()
-                last = self.timesteps + sum(len(e) for e in episodes) >= c.total_timesteps or (
+                batch = self.collect()
+                last = self.timesteps + batch.env_steps() >= c.total_timesteps or (
                     end is not None and time.perf_counter() >= end
                 )
                 if c.overlap and not last:
                     self.request(rollout)  # sampled with the weights before this update
-                self.update(episodes)
+                self.update(batch)
                 bar.set(min(self.timesteps, c.total_timesteps))
                 if last:
                     break
@@ -310,7 +318,7 @@ def train(
     resume = None if resume is None else Path(resume)
     unstarted = check_run_folder(Path(config.out_dir), resume=resume is not None, overwrite=overwrite)
     check_resume(config, resume)
-    with ray_session(config.address, config.env_runners + 1):
+    with ray_session(config.address, config.env_runners + 1), one_thread():
         run = RLlibRun(config, resume, overwrite=overwrite, progress=progress, say=say, unstarted=unstarted)
         try:
             before = run.timesteps

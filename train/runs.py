@@ -10,15 +10,17 @@ and ``checkpoint/`` (to resume). This module holds those steps once.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import torch
+from threadpoolctl import threadpool_limits
 
 from skyjo_env.agents import specs
 from skyjo_env.agents.mlp_policy import MLPPolicy
@@ -137,6 +139,21 @@ def check_resume(config: TrainConfig, resume: Path | None) -> None:
             f"total_timesteps={config.total_timesteps:,} is not above the {done:,} steps the run has done; "
             "give a larger --total-timesteps to train on"
         )
+
+
+@contextlib.contextmanager
+def one_thread() -> Iterator[None]:
+    """Torch and numpy's BLAS on one thread each while a run plays its games, as what they had before
+    is restored after: on 2 cores, thread pools that spin against the games' numpy work (or other
+    processes) cost far more than they gain. The PPO updates and the warm start's fitting set their
+    own torch threads (``update_threads``) for as long as they run."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        with threadpool_limits(1):
+            yield
+    finally:
+        torch.set_num_threads(threads)
 
 
 # ---------------------------------------------------------------------------- warm start
