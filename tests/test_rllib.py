@@ -246,3 +246,17 @@ def test_training_on_a_two_node_cluster_places_envrunners_on_both_and_its_agent_
     code, out, err = skyjo(capsys, "tournament", "--agents", "runs/cluster/checkpoint", "counting", "--games", "4",
                            "--out", "runs/t", "--no-progress")  # fmt: skip
     assert code == 0, err
+
+
+def test_mixed_tables_train_on_rllib_and_are_evaluated_at_every_size(local_ray, tmp_path):
+    """``players`` a list: the EnvRunners play every table size on padded observations, the agent
+    plays each of them, evaluated at each, as the sb3 backend's mixed tables."""
+    config = TrainConfig(**{**SHORT, "players": [2, 3], "total_timesteps": 2048, "eval_opponents": ["random"],
+                            "eval_games": 12}, out_dir=str(tmp_path / "mixed"))  # fmt: skip
+    outcome = rllib_ppo.train(config, progress=False, say=lambda _: None)
+    assert set(outcome.final_eval) == {"random@2p", "random@3p"} and outcome.tournament is None
+    agent = agents.load(tmp_path / "mixed")
+    assert agent.player_counts == (2, 3)
+    for players in (2, 3):
+        others = [agents.make("random", seed=k) for k in range(players - 1)]
+        assert run_tournament([agent, *others], players, players * 2, seed=0, progress=False).games == players * 2
