@@ -16,17 +16,19 @@ import argparse
 from collections.abc import Callable
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from skyjo_env.observation import count_range
 from skyjo_env.train.arguments import rule_options
 from skyjo_env.train.config import CHECKPOINT, FIXED_ON_RESUME, TrainConfig, check_resumable, opponent_weight
 from skyjo_env.train.flags import default_of, given
-from skyjo_env.train.runs import TrainOutcome
+
+if TYPE_CHECKING:  # the run's steps need torch: the command line loads them only to train
+    from skyjo_env.train.runs import TrainOutcome
 
 #: How a backend trains: ``train(config, resume, *, overwrite, progress, say)`` (``resume``: the
 #: checkpoint folder of the run to continue, or ``None``).
-Trainer = Callable[..., TrainOutcome]
+Trainer = Callable[..., "TrainOutcome"]
 
 
 @dataclass(frozen=True)
