@@ -138,6 +138,7 @@ def train(args: argparse.Namespace) -> int:
     config = train_config_from_args(args)
     require(backend.extra, *backend.modules)
     from skyjo_env.train.runs import print_outcome  # needs torch: after the check that names the extra
+
     resume = Path(args.resume) / CHECKPOINT if args.resume else None
     outcome = backend.train(config, resume, overwrite=args.overwrite, progress=not args.no_progress)
     print_outcome(outcome, config)
