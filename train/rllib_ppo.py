@@ -265,9 +265,12 @@ class RLlibRun:
         c = self.config
         rollout = c.num_envs * c.n_steps  # per EnvRunner
         end = None if c.time_limit_minutes is None else self.started + 60 * c.time_limit_minutes
-        marks = {name: (self.timesteps // every + 1) * every
-                 for name, every in (("snapshot", c.snapshot_every), ("eval", c.eval_every), ("checkpoint", c.checkpoint_every))
-                 if every and (name != "snapshot" or SELF in c.opponents)}  # fmt: skip
+        periodic = [(every, action) for every, action in (
+            (c.snapshot_every if SELF in c.opponents else 0, self.add_snapshot),
+            (c.eval_every, self.run_evaluation),
+            (c.checkpoint_every, self.save_checkpoint),
+        ) if every]  # fmt: skip
+        next_at = [(self.timesteps // every + 1) * every for every, _ in periodic]
         with Progress(c.total_timesteps, "PPO", "steps", enabled=self.show_progress, start=self.timesteps) as bar:
             self.request(rollout)
             while True:
@@ -281,17 +284,10 @@ class RLlibRun:
                 bar.set(min(self.timesteps, c.total_timesteps))
                 if last:
                     break
-                for name, at in list(marks.items()):
-                    if self.timesteps >= at:
-                        every = {"snapshot": c.snapshot_every, "eval": c.eval_every, "checkpoint": c.checkpoint_every}[
-                            name
-                        ]
-                        marks[name] = (self.timesteps // every + 1) * every
-                        {
-                            "snapshot": self.add_snapshot,
-                            "eval": self.run_evaluation,
-                            "checkpoint": self.save_checkpoint,
-                        }[name]()
+                for i, (every, action) in enumerate(periodic):  # as the sb3 backend's Every callbacks
+                    if self.timesteps >= next_at[i]:
+                        next_at[i] = (self.timesteps // every + 1) * every
+                        action()
                 if not c.overlap:
                     self.request(rollout)
             bar.close(
