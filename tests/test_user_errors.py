@@ -891,3 +891,11 @@ def test_load_names_a_folder_that_is_no_agent_for_what_it_is(tmp_path: Path):
         ValueError, match=r"is a folder without agent.npz: give a training run's folder, its checkpoint/"
     ):
         agents.load(tmp_path)
+
+
+def test_a_flag_is_taken_whole_never_by_a_prefix(capsys: pytest.CaptureFixture[str], tmp_path: Path):
+    """A mistyped flag that is the prefix of another (``--env-runner``) is refused, not run as that one."""
+    err = refused(capsys, "train", "--backend", "rllib", "--env-runner", "2", "--out", str(tmp_path / "run"))
+    assert err == "skyjo train: error: unrecognized arguments: --env-runner 2\n"
+    assert not (tmp_path / "run").exists()
+    refused(capsys, "tournament", "--agent", "counting", "random", "--out", str(tmp_path / "t"))

@@ -193,7 +193,12 @@ def _ask(prompt: str) -> str:
 # ---------------------------------------------------------------------------- main
 class Parser(argparse.ArgumentParser):
     """The parser of ``skyjo`` and (argparse builds them of the same class) of every subcommand: an
-    error is one line, ``skyjo <command>: error: <message>``, not the usage (``--help`` shows it)."""
+    error is one line, ``skyjo <command>: error: <message>``, not the usage (``--help`` shows it); a
+    flag is taken whole, never by a prefix (a mistyped ``--env-runner 2`` is an error, not ``--env-runners``)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
         self.exit(USAGE_ERROR, f"{self.prog}: error: {message}\n")
