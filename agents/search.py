@@ -5,8 +5,9 @@ the cards a seat has not seen (the ``unseen`` counts of its observation) are exc
 them at random over the face-down slots and the draw pile is an exact sample of what the seat can
 believe. At each decision of play (setup flips are left to the base policy):
 
-* Candidates: the base policy's ``top`` cheapest legal actions by its ``costs()`` (its own choice
-  first; a base without costs offers its choice and the legal actions in id order).
+* Candidates: the base policy's ``top`` preferred legal actions, its own choice first, then by its
+  ``costs()`` (counting) or its ``logits()`` (a network); a base with neither offers its choice
+  and the legal actions in id order.
 * Samples: ``samples`` positions per game, built from the observation alone (:func:`positions`):
   the unseen cards shuffled over the face-down slots and the draw pile, the discard pile rebuilt
   from the seen cards (its order below the top matters only to a reshuffle, R12), the seats turned
@@ -92,13 +93,20 @@ class SearchPolicy:
     def candidates(self, observations: np.ndarray, masks: np.ndarray, choice: np.ndarray) -> np.ndarray:
         """``(n, top)`` candidate actions per row, the base's choice first, then its cheapest other
         legal actions; -1 where fewer are legal."""
-        costs = getattr(self.base, "costs", None)
-        price = np.zeros(masks.shape, dtype=np.float64) if costs is None else costs(observations).astype(np.float64)
-        price = np.where(masks, price, np.inf)
+        price = np.where(masks, self.prices(observations, masks), np.inf)
         price[np.arange(len(choice)), choice] = -np.inf
         order = np.argsort(price, axis=1, kind="stable")[:, : self.top]
         legal = np.take_along_axis(masks, order, axis=1)
         return np.where(legal, order, -1)
+
+    def prices(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """``(n, 26)`` the base's preference as a price (lower first): its ``costs()``, else minus its
+        ``logits()`` (a network), else 0 (the legal actions in id order)."""
+        if hasattr(self.base, "costs"):
+            return self.base.costs(observations).astype(np.float64)
+        if hasattr(self.base, "logits"):
+            return -self.base.logits(observations, masks).astype(np.float64)
+        return np.zeros(masks.shape, dtype=np.float64)
 
     def gains(self, v: ObservationView, candidates: np.ndarray) -> np.ndarray:
         """``(n, C)`` lower bounds of each candidate's paired gain over the first (its mean gain

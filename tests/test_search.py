@@ -116,3 +116,20 @@ def test_search_improves_on_its_base_policy() -> None:
 def test_bad_parameters_are_refused(options: dict) -> None:
     with pytest.raises(ValueError, match=next(iter(options))):
         SearchPolicy(**options)
+
+
+def test_a_network_base_offers_its_most_likely_actions() -> None:
+    """A base without ``costs()`` (a PPO network) ranks its candidates by its logits: its choice,
+    then the legal actions it rates most likely."""
+    rules = Rules()
+    engine = midgame(rules, 16, 9, seed=4)
+    obs, masks = to_act(engine)
+    search = SearchPolicy(base="ppo-2p", top=3, rules=rules, seed=0)
+    choice = search.base(obs, masks)
+    candidates = search.candidates(obs, masks, choice)
+    logits = np.where(masks, search.base.logits(obs, masks), -np.inf)
+    logits[np.arange(len(choice)), choice] = np.inf
+    expected = np.argsort(-logits, axis=1, kind="stable")[:, :3]
+    expected = np.where(np.take_along_axis(masks, expected, axis=1), expected, -1)
+    np.testing.assert_array_equal(candidates, expected)
+    assert (candidates[:, 0] == choice).all() and (candidates[:, 1] >= 0).any()
