@@ -18,8 +18,8 @@ from threadpoolctl import threadpool_limits
 from skyjo_env import Rules, agents
 from skyjo_env.agents import pretrained
 from skyjo_env.agents.threshold import ThresholdPolicy
-from skyjo_env.train import benchmark
-from skyjo_env.train.benchmark import (
+from skyjo_env.evaluation import benchmark
+from skyjo_env.evaluation.benchmark import (
     CANDIDATE,
     FULL,
     HEURISTICS,
@@ -140,7 +140,7 @@ def test_the_stored_scale_is_current_and_anchored():
     stored scale with ``python benchmarks/leaderboard.py``."""
     assert QUICK.scale == FULL.scale  # one scale for both suites
     calibration = stored_calibration(QUICK.scale)
-    assert calibration is not None, "train/benchmark_scale.json is stale: run python benchmarks/leaderboard.py"
+    assert calibration is not None, "evaluation/benchmark_scale.json is stale: run python benchmarks/leaderboard.py"
     ratings = calibration.ratings()
     assert ratings["random"] == 0 and ratings["counting"] == pytest.approx(1000)
     assert ratings["random"] < ratings["threshold"] < ratings["counting"]

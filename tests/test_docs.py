@@ -59,7 +59,7 @@ def text_of(markup: str) -> str:
             ["skyjo_env.agents.specs.make", "skyjo_env.agents.base.Policy", "skyjo_env.agents.registry.register"],
         ),
         ("training", ["skyjo_env.train.config.TrainConfig", "skyjo_env.train.ppo"]),
-        ("tournaments", ["skyjo_env.train.tournament", "skyjo_env.train.stats"]),
+        ("tournaments", ["skyjo_env.evaluation.tournament", "skyjo_env.evaluation.stats"]),
         ("environments/pettingzoo", ["skyjo_env.pettingzoo_env", "skyjo_env.pettingzoo_env.raw_env"]),
         (
             "environments/gymnasium",

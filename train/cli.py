@@ -5,7 +5,7 @@ Each subcommand has an ``add_<name>_parser(subparsers)`` that declares its argum
 the rule options are in :mod:`skyjo_env.train.arguments`; the training flags are generated from each
 training backend's settings dataclass (:mod:`skyjo_env.train.backends`, :mod:`skyjo_env.train.flags`). Bad input of any kind
 (argparse's errors too, see :class:`Parser`) ends with one line on stderr and exit status 2, before
-any work is done (output folders included: :func:`~skyjo_env.train.arguments.check_output_folder`);
+any work is done (output folders included: :func:`~skyjo_env.evaluation.report.check_output_folder`);
 set ``SKYJO_TRACEBACK=1`` to see the traceback behind such a line. ``skyjo --help`` and ``skyjo tournament`` need the core
 dependencies only; a command that needs an extra says which.
 """
@@ -22,18 +22,17 @@ from contextlib import nullcontext
 from pathlib import Path
 from typing import Any, NoReturn
 
+from skyjo_env.evaluation.benchmark import add_benchmark_parser
 from skyjo_env.train.arguments import (
     add_rule_arguments,
     agent_spec,
     build_agents,
-    check_output_folder,
     int_range,
     player_counts,
     require,
     rules_from_args,
 )
 from skyjo_env.train.backends import BACKENDS, train_config_from_args
-from skyjo_env.train.benchmark import add_benchmark_parser
 from skyjo_env.train.config import CHECKPOINT, TrainConfig
 from skyjo_env.train.flags import add_flags
 from skyjo_env.train.serve import add_serve_parser
@@ -73,9 +72,9 @@ def add_tournament_parser(subparsers: argparse._SubParsersAction) -> None:
 def tournament(args: argparse.Namespace) -> int:
     """Run the ``tournament`` subcommand: every input (output folders, agents at each table size)
     is checked before the first game."""
+    from skyjo_env.evaluation.report import FILES, check_output_folder, print_table, save
+    from skyjo_env.evaluation.tournament import run_tournament
     from skyjo_env.observation import count_range
-    from skyjo_env.train.report import FILES, print_table, save
-    from skyjo_env.train.tournament import run_tournament
 
     several = isinstance(args.players, list)
     counts: list[int] = sorted(args.players) if several else [args.players]

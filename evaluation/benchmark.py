@@ -6,7 +6,7 @@ reference agents and rates it on a scale on which ``random`` is 0 and ``counting
 
 **Matches.** At each table size P of the suite the agent plays one match against each reference
 X: ``games`` complete games with the agent in one seat and P - 1 copies of X in the others, seats
-rotated by the tournament's line-ups (:func:`~skyjo_env.train.tournament.run_tournament`), so the
+rotated by the tournament's line-ups (:func:`~skyjo_env.evaluation.tournament.run_tournament`), so the
 agent holds every seat equally often. The references at P players are ``random``, ``threshold``,
 ``counting`` and the registered agent ``ppo-{P}p`` where there is one. An agent trained for another
 player count is skipped at that table size, with a note on the card.
@@ -68,14 +68,14 @@ from skyjo_env import __version__, agents
 from skyjo_env.agents import pretrained, registry
 from skyjo_env.agents.specs import check_fits
 from skyjo_env.engine import SkyjoEngine
+from skyjo_env.evaluation.progress import Progress, duration
+from skyjo_env.evaluation.report import figure_cells, markdown_rows, rules_text, text_rows
+from skyjo_env.evaluation.stats import Z95
+from skyjo_env.evaluation.tournament import AgentResult, TournamentResult, run_tournament
 from skyjo_env.observation import observe
 from skyjo_env.opponents import policy_name
 from skyjo_env.rules import Rules
 from skyjo_env.sampling import sample_mask
-from skyjo_env.train.progress import Progress, duration
-from skyjo_env.train.report import figure_cells, markdown_rows, rules_text, text_rows
-from skyjo_env.train.stats import Z95
-from skyjo_env.train.tournament import AgentResult, TournamentResult, run_tournament
 
 #: Id of the rating model; part of every version, so change it whenever the fit changes meaning.
 RATING_MODEL = "luce-winner-v1"
