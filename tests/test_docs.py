@@ -104,8 +104,8 @@ def test_the_step_entry_shows_its_signature_and_docstring(site: Path) -> None:
 
 
 def test_train_config_fields_carry_their_attribute_docstrings(site: Path) -> None:
+    from skyjo_env.apps.flags import docstrings
     from skyjo_env.train.config import TrainConfig
-    from skyjo_env.train.flags import docstrings
 
     markup = page(site, "training")
     text = text_of(markup)
