@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # The library as its users install it: build the wheel, install it (not editable) in a fresh virtual
-# environment, and use it from a folder of the user's own that holds an `agents/` package and a
-# `train.py` (names the library must neither import nor shadow). Checks that the wheel installs no
-# top-level module but skyjo_env, that `skyjo --help` and a tournament with a plug-in agent given by
-# file path work with the core dependencies only, and that the README's Python examples and a short
-# training run work.
+# environment, and use it from a folder of the user's own that holds `agents/`, `evaluation/` and
+# `apps/` packages and a `train.py` (names the library must neither import nor shadow). Checks that
+# the wheel installs no top-level module but skyjo_env, that `skyjo --help` and a tournament with a
+# plug-in agent given by file path work with the core dependencies only, and that the README's
+# Python examples and a short training run work.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -23,10 +23,13 @@ python3 -m venv "$work/venv"
 "$work/venv/bin/python" -m pip install --quiet --upgrade pip
 "$work/venv/bin/python" -m pip install --quiet "$wheel"
 
-# The user's project: its own agents/ package and train.py, which importing skyjo_env must not touch.
+# The user's project: its own agents/, evaluation/ and apps/ packages and train.py, which importing
+# skyjo_env must not touch.
 project="$work/project"
-mkdir -p "$project/agents"
-echo 'raise ImportError("the user project agents package was imported")' > "$project/agents/__init__.py"
+for package in agents evaluation apps; do
+    mkdir -p "$project/$package"
+    echo "raise ImportError(\"the user project $package package was imported\")" > "$project/$package/__init__.py"
+done
 echo 'raise SystemExit("the user project train.py was run")' > "$project/train.py"
 cat > "$project/bot.py" <<'EOF'
 import numpy as np

@@ -1,12 +1,13 @@
 """The package as installed, mirrored from the source tree with symbolic links.
 
-pyproject.toml maps three folders onto one import namespace (``[tool.setuptools.package-dir]``:
-``skyjo_env/`` is ``skyjo_env``, ``agents/`` is ``skyjo_env.agents``, ``train/`` is
-``skyjo_env.train``). Tools that find modules by their place on disk (mypy, griffe) find no
-``skyjo_env.agents`` in the source tree. This module mirrors the installed layout in a folder:
-``skyjo_env/`` holds a link to each entry of the source ``skyjo_env/`` plus the links
-``agents -> agents/`` and ``train -> train/``, read from pyproject.toml, so a folder added there
-needs no change here; nothing is installed or copied, and edits show at once.
+pyproject.toml maps five folders onto one import namespace (``[tool.setuptools.package-dir]``:
+``skyjo_env/`` is ``skyjo_env``, ``agents/`` is ``skyjo_env.agents``, ``evaluation/`` is
+``skyjo_env.evaluation``, ``train/`` is ``skyjo_env.train``, ``apps/`` is ``skyjo_env.apps``).
+Tools that find modules by their place on disk (mypy, griffe) find no ``skyjo_env.agents`` in the
+source tree. This module mirrors the installed layout in a folder: ``skyjo_env/`` holds a link to
+each entry of the source ``skyjo_env/`` plus the links ``agents -> agents/``, ``evaluation ->
+evaluation/``, ``train -> train/`` and ``apps -> apps/``, read from pyproject.toml, so a folder
+added there needs no change here; nothing is installed or copied, and edits show at once.
 
     python .ci/installed_layout.py build/packages      # then e.g. mypy build/packages/skyjo_env
 

@@ -85,7 +85,7 @@ try:  # networks that play together (from the commit that brought it)
     timed("snapshot networks", "skyjo_env.agents.mlp_policy.MLPPolicy:play_together")
 except (ImportError, AttributeError):
     pass
-cli, _ = find("skyjo_env.train.cli.main", "train.cli.main")
+cli, _ = find("skyjo_env.apps.cli.main", "skyjo_env.train.cli.main", "train.cli.main")  # older commits: before apps/, before the namespace
 config, _ = find("skyjo_env.train.config.TrainConfig", "train.config.TrainConfig")
 import dataclasses
 RECIPE_FIELDS = {f.name for f in dataclasses.fields(config.TrainConfig)}

@@ -43,10 +43,10 @@ from skyjo_env import Rules, SkyjoEngine, agents
 from skyjo_env.actions import action_name
 from skyjo_env.actions import names as action_names
 from skyjo_env.engine import OVER, PHASE_NAMES
+from skyjo_env.evaluation.report import markdown_table
+from skyjo_env.evaluation.tournament import run_tournament
 from skyjo_env.observation import layout, observe, size
 from skyjo_env.render import render_rgb, render_text
-from skyjo_env.train.report import markdown_table
-from skyjo_env.train.tournament import run_tournament
 
 # "full" (the default) gives figures worth reading; "small" runs in seconds (the tests use it).
 BUDGET = os.environ.get("SKYJO_NOTEBOOK_BUDGET", "full")
@@ -262,7 +262,7 @@ for seat, policy in enumerate(seat_players):
 # %% [markdown]
 # ## 6. A tournament
 #
-# `skyjo_env.train.tournament.run_tournament` does the same for any list of agents, rotating them through
+# `skyjo_env.evaluation.tournament.run_tournament` does the same for any list of agents, rotating them through
 # the seats so no one profits from a seat. It reports each agent's win rate with a 95% interval,
 # its round scores and a rating (OpenSkill).
 

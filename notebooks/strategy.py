@@ -40,8 +40,8 @@ from skyjo_env import Rules, SkyjoEngine, agents
 from skyjo_env.agents import pretrained
 from skyjo_env.cards import COUNTS, DECK, VALUES
 from skyjo_env.engine import OVER
+from skyjo_env.evaluation.tournament import run_tournament
 from skyjo_env.observation import observe
-from skyjo_env.train.tournament import run_tournament
 
 # "full" (the default) gives figures worth reading; "small" runs in seconds (the tests use it).
 BUDGET = os.environ.get("SKYJO_NOTEBOOK_BUDGET", "full")

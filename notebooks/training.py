@@ -41,10 +41,10 @@ from matplotlib.ticker import EngFormatter
 from skyjo_env import agents
 from skyjo_env.agents import pretrained
 from skyjo_env.agents.mlp_policy import MLPPolicy
+from skyjo_env.evaluation.report import markdown_table
+from skyjo_env.evaluation.tournament import run_tournament
 from skyjo_env.train.config import TrainConfig
 from skyjo_env.train.ppo import train
-from skyjo_env.train.report import markdown_table
-from skyjo_env.train.tournament import run_tournament
 
 # "full" (the default) gives figures worth reading; "small" runs in seconds (the tests use it).
 BUDGET = os.environ.get("SKYJO_NOTEBOOK_BUDGET", "full")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from skyjo_env.train.cli import main
+from skyjo_env.apps.cli import main
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:

@@ -14,9 +14,9 @@ from skyjo_env import Rules, agents
 from skyjo_env.actions import NUM_ACTIONS, REPLACE
 from skyjo_env.agents import specs
 from skyjo_env.agents.mlp_policy import MLPPolicy
+from skyjo_env.apps.cli import main
+from skyjo_env.evaluation.tournament import run_tournament
 from skyjo_env.observation import size
-from skyjo_env.train.cli import main
-from skyjo_env.train.tournament import run_tournament
 
 from test_heuristics import H, make_obs  # the heuristics tests' hand-made observations
 

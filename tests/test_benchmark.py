@@ -18,8 +18,9 @@ from threadpoolctl import threadpool_limits
 from skyjo_env import Rules, agents
 from skyjo_env.agents import pretrained
 from skyjo_env.agents.threshold import ThresholdPolicy
-from skyjo_env.train import benchmark
-from skyjo_env.train.benchmark import (
+from skyjo_env.apps.cli import main
+from skyjo_env.evaluation import benchmark
+from skyjo_env.evaluation.benchmark import (
     CANDIDATE,
     FULL,
     HEURISTICS,
@@ -32,7 +33,6 @@ from skyjo_env.train.benchmark import (
     run_benchmark,
     stored_calibration,
 )  # fmt: skip
-from skyjo_env.train.cli import main
 
 #: A test-only scale and suite: 2 and 3 players, 6 games per match.
 TINY_SCALE = Scale(players=(2, 3), games=6, seed=7)
@@ -140,7 +140,7 @@ def test_the_stored_scale_is_current_and_anchored():
     stored scale with ``python benchmarks/leaderboard.py``."""
     assert QUICK.scale == FULL.scale  # one scale for both suites
     calibration = stored_calibration(QUICK.scale)
-    assert calibration is not None, "train/benchmark_scale.json is stale: run python benchmarks/leaderboard.py"
+    assert calibration is not None, "evaluation/benchmark_scale.json is stale: run python benchmarks/leaderboard.py"
     ratings = calibration.ratings()
     assert ratings["random"] == 0 and ratings["counting"] == pytest.approx(1000)
     assert ratings["random"] < ratings["threshold"] < ratings["counting"]
@@ -317,7 +317,7 @@ def test_the_output_folder_is_checked_before_any_game(capsys, tmp_path, monkeypa
 
 
 def test_the_console_script_shows_no_traceback():
-    done = subprocess.run([sys.executable, "-m", "skyjo_env.train.cli", "benchmark", "ppo-4p", "--players", "2"],
+    done = subprocess.run([sys.executable, "-m", "skyjo_env.apps.cli", "benchmark", "ppo-4p", "--players", "2"],
                           capture_output=True, text=True, timeout=120)  # fmt: skip
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert (

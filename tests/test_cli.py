@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from skyjo_env.train.cli import build_parser
+from skyjo_env.apps.cli import build_parser
 
 from commands import run
 
@@ -80,7 +80,7 @@ def test_parser_has_one_function_per_subcommand():
     ],
 )  # fmt: skip
 def test_train_options_make_the_config(argv, expected):
-    from skyjo_env.train.backends import train_config_from_args
+    from skyjo_env.apps.backends import train_config_from_args
 
     config = train_config_from_args(build_parser().parse_args(["train", *argv])).to_dict()
     assert config == {**config, **expected}

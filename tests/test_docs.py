@@ -59,7 +59,7 @@ def text_of(markup: str) -> str:
             ["skyjo_env.agents.specs.make", "skyjo_env.agents.base.Policy", "skyjo_env.agents.registry.register"],
         ),
         ("training", ["skyjo_env.train.config.TrainConfig", "skyjo_env.train.ppo"]),
-        ("tournaments", ["skyjo_env.train.tournament", "skyjo_env.train.stats"]),
+        ("tournaments", ["skyjo_env.evaluation.tournament", "skyjo_env.evaluation.stats"]),
         ("environments/pettingzoo", ["skyjo_env.pettingzoo_env", "skyjo_env.pettingzoo_env.raw_env"]),
         (
             "environments/gymnasium",
@@ -104,8 +104,8 @@ def test_the_step_entry_shows_its_signature_and_docstring(site: Path) -> None:
 
 
 def test_train_config_fields_carry_their_attribute_docstrings(site: Path) -> None:
+    from skyjo_env.apps.flags import docstrings
     from skyjo_env.train.config import TrainConfig
-    from skyjo_env.train.flags import docstrings
 
     markup = page(site, "training")
     text = text_of(markup)

@@ -11,9 +11,9 @@ from skyjo_env.actions import DRAW, FLIP, REPLACE, TAKE
 from skyjo_env.agents.columns import ColumnModel
 from skyjo_env.agents.view import VALUES, decode
 from skyjo_env.cards import COUNTS, MIN_VALUE, SLOT_FLAGS
+from skyjo_env.evaluation.tournament import run_tournament
 from skyjo_env.observation import layout, observe, size
 from skyjo_env.sampling import sample_mask
-from skyjo_env.train.tournament import run_tournament
 
 HEURISTICS = ("threshold", "counting")
 PHASES = {"setup": 0, "choose": 1, "drawn": 2, "taken": 3}

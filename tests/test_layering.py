@@ -1,5 +1,6 @@
-"""The package's layers: the core (the engine and the views over it) never imports the agents or the
-training code, and the engine itself imports numpy alone (architecture principle 1)."""
+"""The package's layers, core <- agents <- evaluation <- training <- applications: no module imports
+from a layer above its own, the core (the engine and the views over it) imports none of the others,
+and the engine itself imports numpy alone (architecture principle 1)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 CORE = sorted((ROOT / "skyjo_env").glob("*.py"))
+#: The layers above the core, by their installed names: skyjo_env.agents, .evaluation, .train, .apps.
+ABOVE_CORE = ("agents", "evaluation", "train", "apps")
 STDLIB = set(sys.stdlib_module_names)
 
 
@@ -30,8 +33,11 @@ def imported_modules(path: Path) -> set[str]:
 
 @pytest.mark.parametrize("path", CORE, ids=lambda p: p.name)
 def test_the_core_imports_neither_agents_nor_training(path: Path) -> None:
-    above = {m for m in imported_modules(path) if m.split(".")[:2] in (["skyjo_env", "agents"], ["skyjo_env", "train"])}
-    assert not above, f"{path.name} imports {sorted(above)}: the core sits below the agents and the training code"
+    layers = {f"skyjo_env.{name}" for name in ABOVE_CORE}
+    above = {m for m in imported_modules(path) if ".".join(m.split(".")[:2]) in layers}
+    assert not above, (
+        f"{path.name} imports {sorted(above)}: the core sits below the agents, evaluation, training and applications"
+    )
 
 
 def test_the_engine_imports_numpy_and_the_core_alone() -> None:
@@ -43,8 +49,9 @@ def test_the_engine_imports_numpy_and_the_core_alone() -> None:
 
 
 def test_the_environments_work_when_a_users_own_agents_package_shadows_nothing(tmp_path: Path) -> None:
-    # A user's project with its own top-level ``agents`` and ``train`` packages (common in RL code).
-    for name in ("agents", "train"):
+    # A user's project with its own top-level ``agents``, ``evaluation``, ``train`` and ``apps`` packages
+    # (common in RL code).
+    for name in ABOVE_CORE:
         (tmp_path / name).mkdir()
         (tmp_path / name / "__init__.py").write_text("raise ImportError('the user package was imported')\n")
     code = (
@@ -73,9 +80,16 @@ def test_the_core_has_no_import_cycle() -> None:
 
 
 #: Every module of the installed package, by its installed name, and the file it is read from:
-#: the core (skyjo_env/), the agents (agents/, skyjo_env.agents) and training and the applications
-#: (train/, skyjo_env.train), in that order of layers.
-PACKAGES = {"skyjo_env": ROOT / "skyjo_env", "skyjo_env.agents": ROOT / "agents", "skyjo_env.train": ROOT / "train"}
+#: the core (skyjo_env/), the agents (agents/, skyjo_env.agents), evaluation (evaluation/,
+#: skyjo_env.evaluation), training (train/, skyjo_env.train) and the applications (apps/,
+#: skyjo_env.apps), in that order of layers.
+PACKAGES = {
+    "skyjo_env": ROOT / "skyjo_env",
+    "skyjo_env.agents": ROOT / "agents",
+    "skyjo_env.evaluation": ROOT / "evaluation",
+    "skyjo_env.train": ROOT / "train",
+    "skyjo_env.apps": ROOT / "apps",
+}
 LAYERS = list(PACKAGES)
 MODULES = {
     (package if path.stem == "__init__" else f"{package}.{path.stem}"): path
@@ -98,12 +112,13 @@ def package_imports(name: str) -> set[str]:
 
 
 def layer(name: str) -> int:
-    """0 for the core, 1 for the agents, 2 for training and the applications."""
+    """0 for the core, 1 for the agents, 2 for evaluation, 3 for training, 4 for the applications."""
     return max(i for i, package in enumerate(LAYERS) if name == package or name.startswith(package + "."))
 
 
 def test_no_module_imports_from_a_layer_above_its_own() -> None:
-    """core <- agents <- training and applications: the agents never import train/, the core neither."""
+    """core <- agents <- evaluation <- training <- applications: a module imports (function-level
+    imports included) from its own layer and those below only."""
     up = sorted(
         f"{name} -> {other}" for name in MODULES for other in package_imports(name) if layer(other) > layer(name)
     )

@@ -7,8 +7,8 @@ import itertools
 import pytest
 
 from skyjo_env import agents
-from skyjo_env.train.cli import main
-from skyjo_env.train.play import play
+from skyjo_env.apps.cli import main
+from skyjo_env.apps.play import play
 
 
 def scripted(moves):

@@ -21,6 +21,7 @@ from ray.rllib.core.columns import Columns  # noqa: E402
 
 from skyjo_env import agents  # noqa: E402
 from skyjo_env.actions import NUM_ACTIONS  # noqa: E402
+from skyjo_env.evaluation.tournament import run_tournament  # noqa: E402
 from skyjo_env.sb3_vec_env import SkyjoSB3VecEnv  # noqa: E402
 from skyjo_env.train import rllib_ppo  # noqa: E402
 from skyjo_env.train.advised_env import AdvisedVecEnv  # noqa: E402
@@ -28,7 +29,6 @@ from skyjo_env.train.config import TrainConfig  # noqa: E402
 from skyjo_env.train.rllib_env import make_env, observation_space, runner_seed  # noqa: E402
 from skyjo_env.train.rllib_runner import SkyjoEnvRunner  # noqa: E402
 from skyjo_env.train.runs import evaluate  # noqa: E402
-from skyjo_env.train.tournament import run_tournament  # noqa: E402
 
 from commands import run as skyjo  # noqa: E402
 

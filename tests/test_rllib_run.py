@@ -1,4 +1,4 @@
-"""One recipe, two backends (:mod:`skyjo_env.train.backends`): the RLlib backend's settings from the
+"""One recipe, two backends (:mod:`skyjo_env.apps.backends`): the RLlib backend's settings from the
 command line, and what each backend refuses; no Ray needed."""
 
 from __future__ import annotations
@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from skyjo_env.train.backends import BACKENDS, train_config_from_args
-from skyjo_env.train.cli import build_parser, main
+from skyjo_env.apps.backends import BACKENDS, train_config_from_args
+from skyjo_env.apps.cli import build_parser, main
+from skyjo_env.apps.flags import default_of
 from skyjo_env.train.config import TrainConfig
-from skyjo_env.train.flags import default_of
 
 
 def config_of(*argv: str) -> TrainConfig:

@@ -9,9 +9,9 @@ from skyjo_env import Rules, SkyjoEngine, agents
 from skyjo_env.agents.search import SearchPolicy, positions
 from skyjo_env.agents.view import decode
 from skyjo_env.cards import MIN_VALUE, NUM_VALUES, SLOT_FLAGS
+from skyjo_env.evaluation.tournament import run_tournament
 from skyjo_env.observation import observe
 from skyjo_env.phases import OVER, SETUP
-from skyjo_env.train.tournament import run_tournament
 
 
 def midgame(rules: Rules, games: int, steps: int, seed: int) -> SkyjoEngine:

@@ -21,8 +21,8 @@ from web_server import serving
 
 from skyjo_env import Rules, SkyjoEngine
 from skyjo_env.actions import DRAW, FLIP, TAKE, action_name
+from skyjo_env.apps.serve import create_app
 from skyjo_env.observation import size as observation_size
-from skyjo_env.train.serve import create_app
 
 PERSON = None  # a seat for the person in "seats"
 
@@ -177,7 +177,7 @@ def test_a_restarted_server_resumes_a_game_from_its_folder(client: TestClient, f
 
 
 def test_agents_fit_the_seat_counts_their_networks_read() -> None:
-    from skyjo_env.train.web_games import fits, policy
+    from skyjo_env.apps.web_games import fits, policy
 
     network = policy("ppo-4p", Rules(num_players=4))
     assert network.obs_size == observation_size(4)
@@ -425,7 +425,7 @@ def test_the_same_move_posted_twenty_times_at_once_is_made_once(client: TestClie
 def test_a_game_without_a_seed_is_dealt_from_a_secret_one_that_no_response_shows(
     client: TestClient, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from skyjo_env.train import web_games
+    from skyjo_env.apps import web_games
 
     drawn = []
     monkeypatch.setattr(web_games.secrets, "randbits", lambda bits: drawn.append(bits) or 2**63 + 12345)

@@ -17,7 +17,7 @@ from commands import run
 
 def test_serve_prints_its_address_and_serves_the_page(tmp_path: Path) -> None:
     games = tmp_path / "games"
-    command = [sys.executable, "-m", "skyjo_env.train.cli", "serve", "--port", "0", "--games-dir", str(games)]
+    command = [sys.executable, "-m", "skyjo_env.apps.cli", "serve", "--port", "0", "--games-dir", str(games)]
     with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as server:
         try:
             line = server.stdout.readline()

@@ -13,10 +13,10 @@ import pytest
 
 from skyjo_env import Rules, agents
 from skyjo_env.actions import FLIP, REPLACE, TAKE
-from skyjo_env.train.progress import Progress
-from skyjo_env.train.report import CSV_FIELDS, markdown_table, save
-from skyjo_env.train.stats import mean_interval, wilson_interval
-from skyjo_env.train.tournament import labels, lineups, run_tournament
+from skyjo_env.evaluation.progress import Progress
+from skyjo_env.evaluation.report import CSV_FIELDS, markdown_table, save
+from skyjo_env.evaluation.stats import mean_interval, wilson_interval
+from skyjo_env.evaluation.tournament import labels, lineups, run_tournament
 
 
 @pytest.mark.parametrize("num_agents", [1, 2, 3, 5, 8])

@@ -14,11 +14,11 @@ from skyjo_env import agents  # noqa: E402
 from skyjo_env.actions import NUM_ACTIONS  # noqa: E402
 from skyjo_env.agents.mlp_policy import MLPPolicy  # noqa: E402
 from skyjo_env.agents.pretrained import available, load  # noqa: E402
+from skyjo_env.evaluation.tournament import run_tournament  # noqa: E402
 from skyjo_env.observation import PADDED_SIZE, size  # noqa: E402
 from skyjo_env.train.config import TrainConfig  # noqa: E402
 from skyjo_env.train.ppo import Run, train  # noqa: E402
 from skyjo_env.train.runs import agent_policy, evaluate  # noqa: E402
-from skyjo_env.train.tournament import run_tournament  # noqa: E402
 
 
 def small_config(out: Path, **overrides) -> TrainConfig:

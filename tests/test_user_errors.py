@@ -16,11 +16,11 @@ from commands import run as skyjo
 
 pytest.importorskip("sb3_contrib")
 
+from skyjo_env.apps.cli import main  # noqa: E402
 from skyjo_env.checks import ActionTypeError  # noqa: E402
 from skyjo_env.gymnasium_env import SkyjoEnv  # noqa: E402
 from skyjo_env.pettingzoo_env import env as aec_env  # noqa: E402
 from skyjo_env.pettingzoo_env import raw_env  # noqa: E402
-from skyjo_env.train.cli import main  # noqa: E402
 
 TINY = ["--total-timesteps", "1024", "--num-envs", "16", "--n-steps", "16", "--batch-size", "128", "--net-arch", "16",
         "--warm-start", "none", "--advice", "none", "--eval-every", "0", "--eval-games", "4", "--final-games", "4",
@@ -182,7 +182,7 @@ def test_a_mistyped_table_size_names_the_forms(capsys):
 def test_a_training_run_sent_to_a_log_reports_every_phase(tmp_path: Path):
     log = tmp_path / "log.txt"
     with log.open("w") as f:
-        subprocess.run([sys.executable, "-m", "skyjo_env.train.cli", "train", *TINY[:-1], "--warm-start", "counting",
+        subprocess.run([sys.executable, "-m", "skyjo_env.apps.cli", "train", *TINY[:-1], "--warm-start", "counting",
                         "--warm-start-samples", "4096", "--warm-start-epochs", "1", "--eval-every", "512",
                         "--out", str(tmp_path / "run")], stdout=f, stderr=subprocess.STDOUT, check=True, cwd=tmp_path)  # fmt: skip
     text = log.read_text()
@@ -195,7 +195,7 @@ def test_a_training_run_sent_to_a_log_reports_every_phase(tmp_path: Path):
 
 
 def test_a_tournament_sent_to_a_log_writes_lines_not_carriage_returns(tmp_path: Path):
-    result = subprocess.run([sys.executable, "-m", "skyjo_env.train.cli", "tournament", "--agents", "random", "threshold",
+    result = subprocess.run([sys.executable, "-m", "skyjo_env.apps.cli", "tournament", "--agents", "random", "threshold",
                              "--games", "20", "--out", str(tmp_path)], capture_output=True, text=True, check=True)  # fmt: skip
     assert "\r" not in result.stderr and "2-player games: started (20 games)" in result.stderr
     assert "2-player games: 20/20 games (100%)" in result.stderr
@@ -250,7 +250,7 @@ def test_an_agent_at_a_table_of_another_size_is_one_line(capsys):
 
 
 def test_play_leaves_cleanly_at_the_end_of_input():
-    result = subprocess.run([sys.executable, "-m", "skyjo_env.train.cli", "play", "--opponents", "counting", "--seed", "1"],
+    result = subprocess.run([sys.executable, "-m", "skyjo_env.apps.cli", "play", "--opponents", "counting", "--seed", "1"],
                             input="f 0\n", capture_output=True, text=True)  # fmt: skip
     assert result.returncode == 0 and "Traceback" not in result.stderr
     assert result.stdout.rstrip().endswith("You left the game.")
@@ -263,7 +263,7 @@ def test_tournament_help_lists_the_agents(capsys):
 
 
 def test_a_closed_pipe_ends_quietly(tmp_path: Path):
-    command = f"{sys.executable} -m skyjo_env.train.cli tournament --agents random threshold --games 40 --no-progress --out {tmp_path} | head -1"
+    command = f"{sys.executable} -m skyjo_env.apps.cli tournament --agents random threshold --games 40 --no-progress --out {tmp_path} | head -1"
     result = subprocess.run(["bash", "-c", command], capture_output=True, text=True)
     assert "Traceback" not in result.stderr and result.stdout.count("\n") == 1
 
@@ -277,7 +277,7 @@ def web_client(folder: Path):
     """``skyjo serve``'s app keeping its games in ``folder``, through Starlette's TestClient."""
     from starlette.testclient import TestClient
 
-    from skyjo_env.train.serve import create_app
+    from skyjo_env.apps.serve import create_app
 
     return TestClient(create_app(folder))
 
@@ -380,7 +380,7 @@ def test_a_games_folder_that_cannot_be_written_is_a_json_500(tmp_path: Path):
 
 
 def test_web_games_leave_memory_when_finished_or_least_recently_used(tmp_path: Path):
-    from skyjo_env.train.web_games import GameError, GameStore, advance, new_game
+    from skyjo_env.apps.web_games import GameError, GameStore, advance, new_game
 
     store = GameStore(tmp_path, capacity=3)
     games = [store.add(new_game(NEW_GAME)) for _ in range(5)]
@@ -422,7 +422,7 @@ TOURNAMENT = ["tournament", "--agents", "random", "counting", "--games", "2", "-
 
 def test_a_tournament_into_a_path_under_a_file_is_refused_before_any_game(tmp_path: Path):
     (tmp_path / "FILE").write_text("mine")
-    result = subprocess.run([sys.executable, "-m", "skyjo_env.train.cli", *TOURNAMENT, "--out", "FILE/sub"],
+    result = subprocess.run([sys.executable, "-m", "skyjo_env.apps.cli", *TOURNAMENT, "--out", "FILE/sub"],
                             capture_output=True, text=True, cwd=tmp_path)  # fmt: skip
     assert result.returncode == 2 and result.stdout == ""  # no game played, no table printed
     assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
@@ -473,7 +473,7 @@ def test_agents_that_do_not_fit_the_table_are_refused_before_the_run_starts(caps
 
 
 def test_an_evaluation_agent_that_does_not_fit_is_refused_end_to_end(tmp_path: Path):
-    result = subprocess.run([sys.executable, "-m", "skyjo_env.train.cli", "train", *TINY, "--eval-opponents", "ppo-4p",
+    result = subprocess.run([sys.executable, "-m", "skyjo_env.apps.cli", "train", *TINY, "--eval-opponents", "ppo-4p",
                              "--out", "run"], capture_output=True, text=True, cwd=tmp_path)  # fmt: skip
     assert result.returncode == 2 and result.stdout == "" and "Traceback" not in result.stderr
     assert result.stderr == (

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import uvicorn
 
-from skyjo_env.train.serve import create_app
+from skyjo_env.apps.serve import create_app
 
 
 @contextmanager

@@ -1,2 +1,1 @@
-"""Training, tournaments and the ``skyjo`` command: everything that plays the engine and its agents
-at scale. Installed as ``skyjo_env.train``."""
+"""Training: PPO with sb3 or RLlib, warm start, networks, self-play and configs. Installed as ``skyjo_env.train``."""

@@ -22,12 +22,12 @@ from sb3_contrib import MaskablePPO
 from stable_baselines3.common.callbacks import BaseCallback, CallbackList
 from stable_baselines3.common.vec_env import VecEnv
 
+from skyjo_env.evaluation.progress import Progress
 from skyjo_env.sb3_vec_env import SkyjoSB3VecEnv
 from skyjo_env.train.advised_env import AdvisedVecEnv
 from skyjo_env.train.config import CHECKPOINT, SELF, TrainConfig
 from skyjo_env.train.networks import ACTIVATIONS, SkyjoPolicy, resolve_precision
 from skyjo_env.train.overlap import OverlappedPPO
-from skyjo_env.train.progress import Progress
 from skyjo_env.train.runs import (
     TrainOutcome,
     agent_policy,

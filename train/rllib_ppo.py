@@ -39,10 +39,10 @@ from ray.rllib.policy.sample_batch import MultiAgentBatch, SampleBatch
 from ray.rllib.utils.metrics import NUM_ENV_STEPS_SAMPLED_LIFETIME
 from ray.tune.registry import register_env
 
+from skyjo_env.evaluation.progress import Progress
 from skyjo_env.spaces import action_space
 from skyjo_env.train.config import CHECKPOINT, SELF, TrainConfig
 from skyjo_env.train.networks import resolve_precision
-from skyjo_env.train.progress import Progress
 from skyjo_env.train.rllib_env import ENV_NAME, make_env, observation_space
 from skyjo_env.train.rllib_module import SkyjoModule
 from skyjo_env.train.rllib_runner import SkyjoEnvRunner

@@ -24,13 +24,13 @@ from threadpoolctl import threadpool_limits
 
 from skyjo_env.agents import specs
 from skyjo_env.agents.mlp_policy import MLPPolicy
-from skyjo_env.train.arguments import check_output_folder
+from skyjo_env.evaluation.progress import Progress, duration
+from skyjo_env.evaluation.report import check_output_folder
+from skyjo_env.evaluation.tournament import TournamentResult, games_played, run_tournament
 from skyjo_env.train.config import CHECKPOINT, TrainConfig, has_checkpoint
 from skyjo_env.train.imitation import clone, collect, concatenate, softened_teacher
 from skyjo_env.train.networks import SkyjoPolicy
-from skyjo_env.train.progress import Progress, duration
 from skyjo_env.train.selfplay import snapshot
-from skyjo_env.train.tournament import TournamentResult, games_played, run_tournament
 
 #: What a run writes into its folder; ``overwrite`` removes exactly these.
 RUN_FILES = (
@@ -291,7 +291,7 @@ def finish(
 def print_outcome(outcome: TrainOutcome, config: TrainConfig) -> None:
     """The final report of ``skyjo train``, whichever backend trained: the tournament table, the
     head-to-head figures and where the agent is."""
-    from skyjo_env.train.report import print_table
+    from skyjo_env.evaluation.report import print_table
 
     if outcome.tournament is not None:
         print_table(outcome.tournament)

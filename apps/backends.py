@@ -18,10 +18,10 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from skyjo_env.apps.arguments import rule_options
+from skyjo_env.apps.flags import default_of, given
 from skyjo_env.observation import count_range
-from skyjo_env.train.arguments import rule_options
 from skyjo_env.train.config import CHECKPOINT, FIXED_ON_RESUME, TrainConfig, check_resumable, opponent_weight
-from skyjo_env.train.flags import default_of, given
 
 if TYPE_CHECKING:  # the run's steps need torch: the command line loads them only to train
     from skyjo_env.train.runs import TrainOutcome

@@ -35,11 +35,11 @@ import numpy as np
 from skyjo_env.agents.base import Policy
 from skyjo_env.checks import MAX_STEPS, is_integer
 from skyjo_env.engine import SkyjoEngine
+from skyjo_env.evaluation.progress import Progress
+from skyjo_env.evaluation.stats import mean_interval, wilson_interval
 from skyjo_env.opponents import play_policies, policy_name
 from skyjo_env.phases import OVER
 from skyjo_env.rules import Rules
-from skyjo_env.train.progress import Progress
-from skyjo_env.train.stats import mean_interval, wilson_interval
 
 RATING_MODEL = "OpenSkill Plackett-Luce"
 
@@ -164,7 +164,7 @@ def run_tournament(
         games: at least 1.
         rules: rule options; ``num_players`` is set to ``players``.
         seed: seeds the deals and the line-ups.
-        progress: report finished games on a new :class:`~skyjo_env.train.progress.Progress` (on
+        progress: report finished games on a new :class:`~skyjo_env.evaluation.progress.Progress` (on
             stderr), or on the one given (one bar over several tournaments; left open).
         max_steps: abandon a game after this many actions (see ``unfinished``).
     """

@@ -1,7 +1,7 @@
 """``skyjo serve``: play Skyjo in the browser against the agents, or watch agents play each other.
 
 A Starlette app (the ``web`` extra: ``pip install 'skyjo-env[web]'``) serves the page in
-``train/web/`` and a JSON API over :mod:`skyjo_env.train.web_games`:
+``apps/web/`` and a JSON API over :mod:`skyjo_env.apps.web_games`:
 
 =======================================  ====================================================================
 route                                    what it does
@@ -36,11 +36,7 @@ used last leave memory, not the folder.
 
 from __future__ import annotations
 
-import argparse
-import contextlib
 import json
-import socket
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
@@ -50,8 +46,6 @@ if TYPE_CHECKING:
     from starlette.requests import Request
 
 WEB = Path(__file__).parent / "web"
-DEFAULT_GAMES_DIR = "runs/web-games"
-MISSING_EXTRA = "skyjo serve: the web server needs the web extra: pip install 'skyjo-env[web]'"
 MAX_BODY = 64 * 1024  # bytes of a request body
 MAX_NESTING = 8  # levels of lists and objects in a request body
 
@@ -68,8 +62,8 @@ def create_app(games_dir: str | Path) -> Starlette:
     from starlette.routing import Mount, Route
     from starlette.staticfiles import StaticFiles
 
-    from skyjo_env.train import web_games
-    from skyjo_env.train.web_games import GameError, GameStore
+    from skyjo_env.apps import web_games
+    from skyjo_env.apps.web_games import GameError, GameStore
 
     store = GameStore(games_dir)
 
@@ -135,7 +129,7 @@ def create_app(games_dir: str | Path) -> Starlette:
 
 async def body(request: Request) -> Any:
     """The JSON body of a POST, refused unless it is same-origin JSON within the size and nesting limits."""
-    from skyjo_env.train.web_games import GameError
+    from skyjo_env.apps.web_games import GameError
 
     origin = request.headers.get("origin")
     if origin is not None and urlsplit(origin).netloc != request.headers.get("host"):
@@ -169,49 +163,3 @@ def _nested_deeper(data: Any, levels: int) -> bool:
         return False
     items = data.values() if isinstance(data, dict) else data
     return levels == 0 or any(_nested_deeper(item, levels - 1) for item in items)
-
-
-def add_serve_parser(subparsers: argparse._SubParsersAction) -> None:
-    """The ``serve`` subcommand."""
-    from skyjo_env.train.arguments import int_range
-
-    parser = subparsers.add_parser(
-        "serve",
-        help="play Skyjo in the browser against agents",
-        description="Start a local web server to play Skyjo in the browser against the agents, or to "
-        "watch agents play each other (needs the web extra: pip install 'skyjo-env[web]').",
-    )
-    parser.add_argument(
-        "--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)"
-    )
-    parser.add_argument("--port", type=int_range(0, 65535), default=8000, help="port (default 8000; 0: any free port)")
-    parser.add_argument("--games-dir", default=DEFAULT_GAMES_DIR, metavar="DIR",
-                        help=f"folder the games are saved in, to resume after a restart (default {DEFAULT_GAMES_DIR})")  # fmt: skip
-    parser.set_defaults(func=serve)
-
-
-def serve(args: argparse.Namespace) -> int:
-    """Run the ``serve`` subcommand: listen, print the address, serve until interrupted."""
-    try:
-        import uvicorn
-
-        app = create_app(args.games_dir)
-    except ImportError:
-        print(MISSING_EXTRA, file=sys.stderr)
-        return 2
-    except OSError as exc:
-        print(f"skyjo serve: cannot use the games folder {args.games_dir}: {exc}", file=sys.stderr)
-        return 2
-    try:
-        listener = socket.create_server(
-            (args.host, args.port), family=socket.AF_INET6 if ":" in args.host else socket.AF_INET
-        )
-    except OSError as exc:
-        print(f"skyjo serve: cannot listen on {args.host} port {args.port}: {exc}", file=sys.stderr)
-        return 2
-    host, port = listener.getsockname()[:2]
-    address = f"http://[{host}]:{port}/" if ":" in host else f"http://{host}:{port}/"
-    print(f"Skyjo: open {address} in a browser (games saved in {args.games_dir}; Ctrl+C stops)", flush=True)
-    with contextlib.suppress(KeyboardInterrupt):  # Ctrl+C: uvicorn has shut down cleanly, then passes the signal on
-        uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[listener])
-    return 0

@@ -1,5 +1,4 @@
-'''Configuration dataclasses: command-line flags generated from their fields (CleanRL style), and
-checks that values have the fields' types.
+'''Configuration dataclasses: command-line flags generated from their fields (CleanRL style).
 
 A configuration dataclass states each field once: its type, its default, and a docstring right
 after it (an *attribute docstring*, which documentation tools render too)::
@@ -194,61 +193,3 @@ def show_default(default: Any) -> str:
     if isinstance(default, int) and not isinstance(default, bool):
         return f"{default:,}"
     return str(default)
-
-
-def check_types(config: Any) -> None:
-    """``ValueError`` naming the field if a field of dataclass instance ``config`` holds a value of
-    another type than its annotation says (a JSON file or a caller may give anything)."""
-    hints = typing.get_type_hints(type(config))
-    for field in dataclasses.fields(config):
-        value = getattr(config, field.name)
-        if not _conforms(value, hints[field.name]):
-            raise ValueError(f"{field.name}={value!r} is not allowed; use {_describe(hints[field.name])}")
-
-
-def _conforms(value: Any, hint: Any) -> bool:
-    """``value`` is of type ``hint`` (the annotations configuration fields use)."""
-    origin, args = typing.get_origin(hint), typing.get_args(hint)
-    if hint is Any:
-        return True
-    if hint is type(None):
-        return value is None
-    if origin in (typing.Union, types.UnionType):
-        return any(_conforms(value, a) for a in args)
-    if origin is typing.Literal:
-        return value in args
-    if origin is list:
-        return isinstance(value, list) and all(_conforms(x, args[0]) for x in value)
-    if origin is dict:
-        return isinstance(value, dict) and all(
-            _conforms(k, args[0]) and _conforms(v, args[1]) for k, v in value.items()
-        )
-    if hint is float:
-        return isinstance(value, (int, float)) and not isinstance(value, bool)
-    if hint is int:
-        return isinstance(value, int) and not isinstance(value, bool)
-    return isinstance(value, hint)
-
-
-def _describe(hint: Any) -> str:
-    """How an error message names the type ``hint``."""
-    origin, args = typing.get_origin(hint), typing.get_args(hint)
-    if origin in (typing.Union, types.UnionType):
-        return " or ".join(_describe(a) for a in args)
-    if origin is typing.Literal:
-        return "one of " + ", ".join(repr(a) for a in args)
-    if origin is list:
-        return f"a list of {_PLURALS.get(args[0], 'values')}"
-    if origin is dict:
-        return f"an object mapping {_PLURALS.get(args[0], 'values')} to {_PLURALS.get(args[1], 'values')}"
-    return _NAMES.get(hint, str(hint))
-
-
-_NAMES: dict[Any, str] = {
-    int: "an integer",
-    float: "a number",
-    bool: "true or false",
-    str: "a string",
-    type(None): "null",
-}
-_PLURALS: dict[Any, str] = {int: "integers", float: "numbers", str: "strings"}

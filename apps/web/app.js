@@ -1,4 +1,4 @@
-// Skyjo in the browser: a thin client of skyjo serve's JSON API (train/serve.py).
+// Skyjo in the browser: a thin client of skyjo serve's JSON API (apps/serve.py).
 // The server sends only what the person's seat may see; this page draws it and sends moves.
 "use strict";
 

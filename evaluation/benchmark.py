@@ -6,7 +6,7 @@ reference agents and rates it on a scale on which ``random`` is 0 and ``counting
 
 **Matches.** At each table size P of the suite the agent plays one match against each reference
 X: ``games`` complete games with the agent in one seat and P - 1 copies of X in the others, seats
-rotated by the tournament's line-ups (:func:`~skyjo_env.train.tournament.run_tournament`), so the
+rotated by the tournament's line-ups (:func:`~skyjo_env.evaluation.tournament.run_tournament`), so the
 agent holds every seat equally often. The references at P players are ``random``, ``threshold``,
 ``counting`` and the registered agent ``ppo-{P}p`` where there is one. An agent trained for another
 player count is skipped at that table size, with a note on the card.
@@ -49,13 +49,11 @@ seeds from ``numpy.random.SeedSequence(seed)``, the one-seat agent first.
 
 from __future__ import annotations
 
-import argparse
 import functools
 import hashlib
 import json
 import math
 import os
-import re
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields
@@ -68,14 +66,14 @@ from skyjo_env import __version__, agents
 from skyjo_env.agents import pretrained, registry
 from skyjo_env.agents.specs import check_fits
 from skyjo_env.engine import SkyjoEngine
+from skyjo_env.evaluation.progress import Progress, duration
+from skyjo_env.evaluation.report import figure_cells, markdown_rows, rules_text, text_rows
+from skyjo_env.evaluation.stats import Z95
+from skyjo_env.evaluation.tournament import AgentResult, TournamentResult, run_tournament
 from skyjo_env.observation import observe
 from skyjo_env.opponents import policy_name
 from skyjo_env.rules import Rules
 from skyjo_env.sampling import sample_mask
-from skyjo_env.train.progress import Progress, duration
-from skyjo_env.train.report import figure_cells, markdown_rows, rules_text, text_rows
-from skyjo_env.train.stats import Z95
-from skyjo_env.train.tournament import AgentResult, TournamentResult, run_tournament
 
 #: Id of the rating model; part of every version, so change it whenever the fit changes meaning.
 RATING_MODEL = "luce-winner-v1"
@@ -648,35 +646,3 @@ def output_folder(path: str | Path) -> Path:
     if not os.access(out, os.W_OK):
         raise ValueError(f"output folder {out} is not writable")
     return out
-
-
-# ---------------------------------------------------------------------------- the command
-def add_benchmark_parser(subparsers: argparse._SubParsersAction) -> None:
-    """``skyjo benchmark SPEC [--suite quick|full] [--players P ...] [--out DIR] [--no-progress]``."""
-    parser = subparsers.add_parser(
-        "benchmark",
-        help="rate an agent against the reference suite on the fixed scale (random 0, counting 1000)",
-        description="Play an agent against random, threshold, counting and the shipped PPO agent of each table "
-        "size (2, 3, 4 and 6 players), print its report card and write benchmark.json and benchmark.md. "
-        "See docs/leaderboard.md.",
-    )
-    parser.add_argument("spec", metavar="SPEC", help="an agent spec: a registered name, a trained agent's file or run "
-                        "folder, module:attr, path/file.py:attr or alias=SPEC")  # fmt: skip
-    parser.add_argument("--suite", default="quick", metavar="|".join(SUITES),
-                        help=f"quick: {QUICK.games:,} games per match; full: {FULL.games:,} (default quick)")  # fmt: skip
-    parser.add_argument("--players", nargs="+", type=int, default=None, metavar="P",
-                        help="table sizes to play, of the suite's 2 3 4 6 (default all)")  # fmt: skip
-    parser.add_argument("--out", default=None, metavar="DIR", help="output folder (default runs/benchmark-<name>)")
-    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
-    parser.set_defaults(func=benchmark)
-
-
-def benchmark(args: argparse.Namespace) -> int:
-    """Run the ``benchmark`` subcommand (bad input raises ``ValueError``: ``skyjo`` prints its one line, status 2)."""
-    plan = Benchmark(args.spec, args.suite, args.players)
-    out = output_folder(args.out or f"runs/benchmark-{re.sub(r'[^A-Za-z0-9._+-]+', '_', plan.name)}")
-    card = plan.run(progress=not args.no_progress)
-    print_card(card)
-    paths = save_card(card, out)
-    print("wrote " + ", ".join(str(p) for p in paths.values()))
-    return 0

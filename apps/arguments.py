@@ -1,14 +1,11 @@
 """Argument types and option groups that every ``skyjo`` subcommand shares: agent specs, integer
-ranges, player counts, the rule options, and the checks for optional dependencies (extras) and
-output folders."""
+ranges, player counts, the rule options, and the check for optional dependencies (extras)."""
 
 from __future__ import annotations
 
 import argparse
 import importlib.util
-import os
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import Any
 
 from skyjo_env.rules import EPISODES, NEXT_STARTERS, Rules
@@ -25,23 +22,6 @@ def require(extra: str, *modules: str) -> None:
         raise MissingExtra(
             f"this needs the '{extra}' extra: pip install 'skyjo-env[{extra}]' (missing: {', '.join(missing)})"
         )
-
-
-def check_output_folder(path: str | Path, flag: str = "--out") -> None:
-    """``ValueError`` naming ``flag`` unless a folder at ``path`` exists or can be made, and can be
-    written: nothing on the way is a file, and the nearest folder that exists is writable. Writes
-    nothing, so that a command can check its output folder before it does any work."""
-    out = Path(path)
-    if out.exists() and not out.is_dir():
-        raise ValueError(f"{flag} {out} is a file, not a folder")
-    nearest = out.absolute()
-    while not os.path.lexists(nearest) and nearest != nearest.parent:
-        nearest = nearest.parent
-    if not nearest.is_dir():
-        raise ValueError(f"{flag} {out}: {nearest} is a file, not a folder, so no folder can be made in it")
-    if not os.access(nearest, os.W_OK | os.X_OK):
-        where = "it" if nearest == out.absolute() else f"{nearest}, where it would be made,"
-        raise ValueError(f"{flag} {out}: {where} is not writable; choose another {flag}")
 
 
 def player_counts(text: str) -> int | list[int]:

@@ -1,11 +1,12 @@
 """The ``skyjo`` command: one argparse subcommand per job.
 
-Each subcommand has an ``add_<name>_parser(subparsers)`` that declares its arguments and sets
-``func`` to the function that runs it; :func:`build_parser` wires them all. Shared argument types and
-the rule options are in :mod:`skyjo_env.train.arguments`; the training flags are generated from each
-training backend's settings dataclass (:mod:`skyjo_env.train.backends`, :mod:`skyjo_env.train.flags`). Bad input of any kind
+Each subcommand (``tournament``, ``train``, ``play``, ``serve``, ``benchmark``) has here an
+``add_<name>_parser(subparsers)`` that declares its arguments and sets ``func`` to the function that
+runs it; :func:`build_parser` wires them all. Shared argument types and
+the rule options are in :mod:`skyjo_env.apps.arguments`; the training flags are generated from each
+training backend's settings dataclass (:mod:`skyjo_env.apps.backends`, :mod:`skyjo_env.apps.flags`). Bad input of any kind
 (argparse's errors too, see :class:`Parser`) ends with one line on stderr and exit status 2, before
-any work is done (output folders included: :func:`~skyjo_env.train.arguments.check_output_folder`);
+any work is done (output folders included: :func:`~skyjo_env.evaluation.report.check_output_folder`);
 set ``SKYJO_TRACEBACK=1`` to see the traceback behind such a line. ``skyjo --help`` and ``skyjo tournament`` need the core
 dependencies only; a command that needs an extra says which.
 """
@@ -16,27 +17,27 @@ import argparse
 import contextlib
 import importlib.util
 import os
+import re
+import socket
 import sys
 from collections.abc import Sequence
 from contextlib import nullcontext
 from pathlib import Path
 from typing import Any, NoReturn
 
-from skyjo_env.train.arguments import (
+from skyjo_env.apps.arguments import (
     add_rule_arguments,
     agent_spec,
     build_agents,
-    check_output_folder,
     int_range,
     player_counts,
     require,
     rules_from_args,
 )
-from skyjo_env.train.backends import BACKENDS, train_config_from_args
-from skyjo_env.train.benchmark import add_benchmark_parser
+from skyjo_env.apps.backends import BACKENDS, train_config_from_args
+from skyjo_env.apps.flags import add_flags
+from skyjo_env.evaluation.benchmark import FULL, QUICK, SUITES, Benchmark, output_folder, print_card, save_card
 from skyjo_env.train.config import CHECKPOINT, TrainConfig
-from skyjo_env.train.flags import add_flags
-from skyjo_env.train.serve import add_serve_parser
 
 #: Exit status of a command that got bad input (as argparse's own errors).
 USAGE_ERROR = 2
@@ -73,9 +74,9 @@ def add_tournament_parser(subparsers: argparse._SubParsersAction) -> None:
 def tournament(args: argparse.Namespace) -> int:
     """Run the ``tournament`` subcommand: every input (output folders, agents at each table size)
     is checked before the first game."""
+    from skyjo_env.evaluation.report import FILES, check_output_folder, print_table, save
+    from skyjo_env.evaluation.tournament import run_tournament
     from skyjo_env.observation import count_range
-    from skyjo_env.train.report import FILES, print_table, save
-    from skyjo_env.train.tournament import run_tournament
 
     several = isinstance(args.players, list)
     counts: list[int] = sorted(args.players) if several else [args.players]
@@ -133,7 +134,7 @@ def add_train_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def train(args: argparse.Namespace) -> int:
-    """Run the ``train`` subcommand with the chosen backend (:mod:`skyjo_env.train.backends`)."""
+    """Run the ``train`` subcommand with the chosen backend (:mod:`skyjo_env.apps.backends`)."""
     backend = BACKENDS[args.backend]
     config = train_config_from_args(args)
     require(backend.extra, *backend.modules)
@@ -165,7 +166,7 @@ def add_play_parser(subparsers: argparse._SubParsersAction) -> None:
 
 def play(args: argparse.Namespace) -> int:
     """Run the ``play`` subcommand."""
-    from skyjo_env.train.play import play as play_game
+    from skyjo_env.apps.play import play as play_game
 
     players = len(args.opponents) + 1
     if players > 8:
@@ -188,6 +189,91 @@ def _ask(prompt: str) -> str:
     except (EOFError, KeyboardInterrupt):
         print()
         raise
+
+
+# ---------------------------------------------------------------------------- serve
+#: Where ``skyjo serve`` saves its games unless ``--games-dir`` says otherwise.
+DEFAULT_GAMES_DIR = "runs/web-games"
+#: What ``skyjo serve`` says when the ``web`` extra is not installed.
+MISSING_EXTRA = "skyjo serve: the web server needs the web extra: pip install 'skyjo-env[web]'"
+
+
+def add_serve_parser(subparsers: argparse._SubParsersAction) -> None:
+    """The ``serve`` subcommand."""
+    parser = subparsers.add_parser(
+        "serve",
+        help="play Skyjo in the browser against agents",
+        description="Start a local web server to play Skyjo in the browser against the agents, or to "
+        "watch agents play each other (needs the web extra: pip install 'skyjo-env[web]').",
+    )
+    parser.add_argument(
+        "--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)"
+    )
+    parser.add_argument("--port", type=int_range(0, 65535), default=8000, help="port (default 8000; 0: any free port)")
+    parser.add_argument("--games-dir", default=DEFAULT_GAMES_DIR, metavar="DIR",
+                        help=f"folder the games are saved in, to resume after a restart (default {DEFAULT_GAMES_DIR})")  # fmt: skip
+    parser.set_defaults(func=serve)
+
+
+def serve(args: argparse.Namespace) -> int:
+    """Run the ``serve`` subcommand: listen, print the address, serve until interrupted."""
+    from skyjo_env.apps.serve import create_app
+
+    try:
+        import uvicorn
+
+        app = create_app(args.games_dir)
+    except ImportError:
+        print(MISSING_EXTRA, file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(f"skyjo serve: cannot use the games folder {args.games_dir}: {exc}", file=sys.stderr)
+        return 2
+    try:
+        listener = socket.create_server(
+            (args.host, args.port), family=socket.AF_INET6 if ":" in args.host else socket.AF_INET
+        )
+    except OSError as exc:
+        print(f"skyjo serve: cannot listen on {args.host} port {args.port}: {exc}", file=sys.stderr)
+        return 2
+    host, port = listener.getsockname()[:2]
+    address = f"http://[{host}]:{port}/" if ":" in host else f"http://{host}:{port}/"
+    print(f"Skyjo: open {address} in a browser (games saved in {args.games_dir}; Ctrl+C stops)", flush=True)
+    with contextlib.suppress(KeyboardInterrupt):  # Ctrl+C: uvicorn has shut down cleanly, then passes the signal on
+        uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[listener])
+    return 0
+
+
+# ---------------------------------------------------------------------------- benchmark
+def add_benchmark_parser(subparsers: argparse._SubParsersAction) -> None:
+    """``skyjo benchmark SPEC [--suite quick|full] [--players P ...] [--out DIR] [--no-progress]``."""
+    parser = subparsers.add_parser(
+        "benchmark",
+        help="rate an agent against the reference suite on the fixed scale (random 0, counting 1000)",
+        description="Play an agent against random, threshold, counting and the shipped PPO agent of each table "
+        "size (2, 3, 4 and 6 players), print its report card and write benchmark.json and benchmark.md. "
+        "See docs/leaderboard.md.",
+    )
+    parser.add_argument("spec", metavar="SPEC", help="an agent spec: a registered name, a trained agent's file or run "
+                        "folder, module:attr, path/file.py:attr or alias=SPEC")  # fmt: skip
+    parser.add_argument("--suite", default="quick", metavar="|".join(SUITES),
+                        help=f"quick: {QUICK.games:,} games per match; full: {FULL.games:,} (default quick)")  # fmt: skip
+    parser.add_argument("--players", nargs="+", type=int, default=None, metavar="P",
+                        help="table sizes to play, of the suite's 2 3 4 6 (default all)")  # fmt: skip
+    parser.add_argument("--out", default=None, metavar="DIR", help="output folder (default runs/benchmark-<name>)")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.set_defaults(func=benchmark)
+
+
+def benchmark(args: argparse.Namespace) -> int:
+    """Run the ``benchmark`` subcommand (bad input raises ``ValueError``: ``skyjo`` prints its one line, status 2)."""
+    plan = Benchmark(args.spec, args.suite, args.players)
+    out = output_folder(args.out or f"runs/benchmark-{re.sub(r'[^A-Za-z0-9._+-]+', '_', plan.name)}")
+    card = plan.run(progress=not args.no_progress)
+    print_card(card)
+    paths = save_card(card, out)
+    print("wrote " + ", ".join(str(p) for p in paths.values()))
+    return 0
 
 
 # ---------------------------------------------------------------------------- main

@@ -1,16 +1,18 @@
-"""Tournament reports: a printed table, JSON, CSV and Markdown files, and a plot of round scores."""
+"""Tournament reports: a printed table, JSON, CSV and Markdown files, and a plot of round scores; and
+the check that an output folder can take them, made before any game (a tournament's, a training run's)."""
 
 from __future__ import annotations
 
 import csv
 import importlib.util
 import json
+import os
 from pathlib import Path
 
 import numpy as np
 
+from skyjo_env.evaluation.tournament import AgentResult, TournamentResult
 from skyjo_env.rules import Rules
-from skyjo_env.train.tournament import AgentResult, TournamentResult
 
 #: Columns of the CSV file and of :func:`table_rows`, in order.
 CSV_FIELDS = (
@@ -149,6 +151,23 @@ def plot_round_scores(result: TournamentResult, path: str | Path) -> Path:
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return path
+
+
+def check_output_folder(path: str | Path, flag: str = "--out") -> None:
+    """``ValueError`` naming ``flag`` unless a folder at ``path`` exists or can be made, and can be
+    written: nothing on the way is a file, and the nearest folder that exists is writable. Writes
+    nothing, so that a command can check its output folder before it does any work."""
+    out = Path(path)
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"{flag} {out} is a file, not a folder")
+    nearest = out.absolute()
+    while not os.path.lexists(nearest) and nearest != nearest.parent:
+        nearest = nearest.parent
+    if not nearest.is_dir():
+        raise ValueError(f"{flag} {out}: {nearest} is a file, not a folder, so no folder can be made in it")
+    if not os.access(nearest, os.W_OK | os.X_OK):
+        where = "it" if nearest == out.absolute() else f"{nearest}, where it would be made,"
+        raise ValueError(f"{flag} {out}: {where} is not writable; choose another {flag}")
 
 
 #: The files :func:`save` writes (the plot where matplotlib is installed).
