@@ -25,7 +25,7 @@ slice                  size        meaning                                      
 ``ender``              P           one-hot relative seat of the round-ender                {0, 1}
 =====================  ==========  ======================================================  ==========
 
-:data:`layout` gives the slices by name. The encoder works on the whole batch at once.
+:data:`layout` gives the slices by name. One encoder serves a batch of games and a single game alike.
 
 Padded encoding (``obs_type="padded"`` of every view): one layout for every table of 2 to 8 players,
 so that one network can play them all. It is the observation of an 8-player table, with the seats a
@@ -37,22 +37,24 @@ entries (:func:`padded_layout`). It holds exactly what the table observation hol
 
 from __future__ import annotations
 
+import itertools
 from functools import cache
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from skyjo_env.cards import ALL_SLOTS, COUNTS, DECK_SIZE, MAX_VALUE, MIN_VALUE, NUM_VALUES, SLOT_FLAGS, SLOTS
 from skyjo_env.engine import SkyjoEngine
-from skyjo_env.phases import DRAWN, TAKEN
+from skyjo_env.phases import DRAWN, OVER, TAKEN
 
 GRID_FEATURES = 3 * SLOTS  # 36 per seat
-# 12 slots as one scalar (12 int8 or 12 float32): gathers and strided writes copy whole rows.
-_ROW = np.dtype((np.void, SLOTS))
+# 12 float32 as one scalar: gathers and strided writes move a block of a grid as one item.
 _FLOAT_ROW = np.dtype((np.void, SLOTS * 4))
-_SHOWN = SLOT_FLAGS.astype(np.int8).view(_ROW)[:, 0]  # slot bit set -> 12 flags of the set bits
+_SHOWN = SLOT_FLAGS.astype(np.int8)  # slot bits -> 12 flags, 1 where set
 _SHOWN_FLOAT = SLOT_FLAGS.astype(np.float32).view(_FLOAT_ROW)[:, 0]  # the same flags as float32
 _HIDDEN_FLOAT = _SHOWN_FLOAT[ALL_SLOTS ^ np.arange(ALL_SLOTS + 1)]  # face_up bits -> face-down flags
 _VALUE_SCALE = np.float32(1 / MAX_VALUE)
+_DRAW_SCALE = np.float32(1 / DECK_SIZE)
 _PHASE_COLUMNS = 4  # engine phases setup, choose, drawn, taken; OVER has no column
 #: The lowest observed game total, in units of ``end_score``: a total below ``-end_score`` reads as
 #: ``-end_score`` (no real game gets there; the bound keeps the observation space finite).
@@ -109,138 +111,180 @@ def _layout(num_players: int) -> tuple[tuple[str, slice], ...]:
     return tuple(out)
 
 
-@cache
-def _scale(num_players: int, end_score: int) -> np.ndarray:
-    """Per entry, the factor that turns the integer feature into the observed float."""
-    L = layout(num_players)
-    scale = np.ones(size(num_players), dtype=np.float32)
-    scale[: num_players * GRID_FEATURES].reshape(num_players, 3, SLOTS)[:, 0] = _VALUE_SCALE
-    scale[L["unseen"]] = (1.0 / COUNTS).astype(np.float32)
-    scale[L["draw_size"]] = np.float32(1 / DECK_SIZE)
-    scale[L["totals"]] = np.float32(1 / end_score)
-    scale.setflags(write=False)
-    return scale
-
-
 def observe(engine: SkyjoEngine, seats: np.ndarray | int, games: np.ndarray | None = None) -> np.ndarray:
     """Observations of ``seats`` (one observer per game, or one for all) in ``games`` (default all).
 
     Returns ``(len(games), size(P))`` float32.
     """
     P = engine.num_players
-    if games is None and engine.batch_size == 1 and isinstance(seats, (int, np.integer)) and 0 <= seats < P:
-        return _observe_one(engine, int(seats), 0)  # a single game: the common case of one-game envs
     g = engine.all_games if games is None else np.asarray(games, dtype=np.int64).reshape(-1)
-    n = g.size
-    observer = np.asarray(seats)
-    if observer.ndim == 0:
-        observer = np.full(n, observer, dtype=np.int64)
-    elif observer.shape != (n,):
-        raise ValueError(f"seats must be one seat or one per observed game ({n}), got shape {observer.shape}")
-    if n and (observer.min() < 0 or observer.max() >= P):
-        raise ValueError(f"observer seats must be in 0..{P - 1}")
-    if n == 1:
-        return _observe_one(engine, int(observer[0]), int(g[0]))
-    L = dict(_layout(P))
-    S = size(P)
-    # Every feature is an integer times a fixed per-entry factor (see _scale). Flags and one-hots
-    # are written as floats directly, the grids from float tables, and the counts are scaled.
-    # Work on flat arrays and whole-row scalars: numpy is slow on many short rows.
-    out = np.zeros((n, S), dtype=np.float32)
-    flat = out.reshape(-1)
-    base = np.arange(0, n * S, S)  # flat index of each row's first entry
-
-    # State row of (game, relative seat r) is game * P + (observer + r) % P, flattened over (n, P).
-    cell = np.repeat(g * P, P) + _take_rows(_rotations(P), observer).reshape(-1)
-    up = engine.face_up.reshape(-1)[cell]
-    removed = engine.removed.reshape(-1)[cell]
-    values = _take_rows(engine.values.reshape(-1, SLOTS), cell)
-    values *= np.take(_SHOWN, up & ~removed).view(np.int8).reshape(-1, SLOTS)  # 0 unless shown
-    # Per (game, seat): the 12-entry blocks shown values, face-down flags, removed flags.
-    blocks = np.ndarray((n, P, 3), dtype=_FLOAT_ROW, buffer=out, strides=(4 * S, 4 * GRID_FEATURES, 4 * SLOTS))
-    shown = values.astype(np.float32)
-    shown *= _VALUE_SCALE
-    blocks[:, :, 0] = shown.view(_FLOAT_ROW).reshape(n, P)
-    blocks[:, :, 1] = np.take(_HIDDEN_FLOAT, up).reshape(n, P)
-    gone = np.flatnonzero(removed)  # most grids have no removed column: their flags stay 0
-    blocks[gone // P, gone % P, 2] = np.take(_SHOWN_FLOAT, removed[gone])
-
-    size_ = engine.discard_size[g]
-    top = engine.discard_pile.reshape(-1)[g * DECK_SIZE + np.maximum(size_ - 1, 0)]
-    flat[base + (L["discard_top"].start - MIN_VALUE) + top] = size_ > 0
-
-    phase = engine.phase[g]
-    to_act = engine.current[g] == observer
-    drawn = phase == DRAWN
-    taken = phase == TAKEN
-    seen_drawn = drawn & to_act  # a drawn card is seen by the drawer only (R10)
-    holding = np.flatnonzero(taken | seen_drawn)
-    flat[base[holding] + (L["held"].start - MIN_VALUE) + engine.held[g[holding]]] = 1
-    out[:, L["held_source"].start] = drawn
-    out[:, L["held_source"].start + 1] = taken
-    in_play = np.flatnonzero(phase < _PHASE_COLUMNS)
-    flat[base[in_play] + L["phase"].start + phase[in_play]] = 1
-
-    unseen = _take_rows(engine.unseen, g)
-    mine = np.flatnonzero(seen_drawn)
-    unseen[mine, engine.held[g[mine]].astype(np.intp) - MIN_VALUE] -= 1
-    scale = _scale(P, engine.rules.end_score)
-    np.multiply(unseen, scale[L["unseen"]], out=out[:, L["unseen"]])
-
-    out[:, L["to_act"].start] = to_act
-    ender = engine.ender[g].astype(np.int64)
-    ending = np.flatnonzero(ender >= 0)
-    out[ending, L["round_ending"].start] = 1
-    flat[base[ending] + L["ender"].start + (ender[ending] - observer[ending]) % P] = 1
-    np.multiply(engine.draw_size[g], scale[L["draw_size"].start], out=out[:, L["draw_size"].start])
-    totals = np.maximum(engine.totals.reshape(-1)[cell].reshape(n, P), _totals_floor(engine))
-    np.multiply(totals, scale[L["totals"].start], out=out[:, L["totals"]])
+    observer = _observers(seats, g.size, P)
+    t = _tables(P, engine.rules.end_score)
+    out = np.zeros((g.size, t.size), dtype=np.float32)
+    if g.size == 1:  # one game (the one-game views' case) as Python ints, see _encode
+        _encode(t, out[0], engine, int(g[0]), observer if type(observer) is int else int(observer[0]), 0)
+    elif g.size:
+        seat = np.full(g.size, observer) if type(observer) is int else observer
+        _encode(t, out, engine, g, seat, np.arange(g.size))
     return out
 
 
-def _observe_one(engine: SkyjoEngine, seat: int, game: int) -> np.ndarray:
-    """:func:`observe` of one game in plain Python (numpy's per-call cost dominates for one row).
+def _observers(seats: np.ndarray | int, n: int, num_players: int) -> int | np.ndarray:
+    """``seats`` checked for ``n`` games: one seat as an int, or one per game as ``(n,)`` int64."""
+    if type(seats) is int and 0 <= seats < num_players:
+        return seats
+    observer = np.asarray(seats)
+    if observer.ndim == 0:
+        seat = int(observer)
+        if not 0 <= seat < num_players:
+            raise ValueError(f"observer seats must be in 0..{num_players - 1}")
+        return seat
+    if observer.shape != (n,):
+        raise ValueError(f"seats must be one seat or one per observed game ({n}), got shape {observer.shape}")
+    if n and (observer.min() < 0 or observer.max() >= num_players):
+        raise ValueError(f"observer seats must be in 0..{num_players - 1}")
+    return observer.astype(np.int64, copy=False)
 
-    The same integers times the same factors, so the result is identical to the batched one.
+
+def _encode(
+    t: _Tables,
+    out: np.ndarray,
+    engine: SkyjoEngine,
+    g: int | np.ndarray,
+    observer: int | np.ndarray,
+    row: int | np.ndarray,
+) -> None:
+    """Write the observations of seats ``observer`` in games ``g`` into ``out`` (zeros).
+
+    The one encoder, for a batch and for one game: a batch comes as ``(n,)`` arrays (``row`` is
+    ``arange(n)``, ``out`` ``(n, S)``), one game as Python ints (``row`` 0, ``out`` ``(S,)``). The
+    same expressions then index views and scalars, which keeps one game to a few cheap numpy
+    calls. Flags and one-hots are written as floats, from the tables ``t``; counts are scaled.
     """
     P = engine.num_players
+    # Grids, per relative seat: shown values, face-down flags, removed flags, each 12 float32 as
+    # one item (numpy is slow on many short rows). Removed slots stay face up (engine state).
+    cell = _cells(t.rotations, g, observer)
+    up = engine.face_up.ravel()[cell]
+    removed = engine.removed.ravel()[cell]
+    shown = engine.values.reshape(-1, SLOTS).take(cell, 0)
+    shown *= _SHOWN.take(up ^ removed, 0)  # 0 unless face up and not removed
+    blocks = out[..., : t.grid].view(_FLOAT_ROW).reshape(cell.shape + (3,))
+    blocks[..., 0] = (shown * _VALUE_SCALE).view(_FLOAT_ROW)[..., 0]
+    blocks[..., 1] = _HIDDEN_FLOAT.take(up)
+    if np.count_nonzero(removed):  # most grids have no removed column: their flags stay 0
+        gone = np.flatnonzero(removed)
+        blocks[(*np.unravel_index(gone, removed.shape), 2)] = _SHOWN_FLOAT.take(removed.ravel()[gone])
+
+    size_ = _at(engine.discard_size, g)
+    # The top card, or for an empty pile any card, whose one-hot entry is then written 0.
+    top = _at(engine.discard_pile.ravel(), g * DECK_SIZE + size_ - (size_ > 0))
+    out.reshape(-1)[row * t.size + t.discard_top - MIN_VALUE + top] = size_ > 0
+    current = _at(engine.current, g)
+    hand = _hand_key(_at(engine.phase, g), current == observer, _at(engine.held, g))
+    out[..., t.hand] = _rows(t.hand_rows, hand)
+    unseen = _rows(engine.unseen, g) - _rows(t.seen_rows, hand)
+    np.multiply(unseen, t.unseen_scale, out=out[..., t.unseen])
+    out[..., t.draw_size] = _rows(engine.draw_size, g) * _DRAW_SCALE
+    np.multiply(np.maximum(engine.totals.ravel()[cell], t.totals_floor), t.totals_scale, out=out[..., t.totals])
+    out[..., t.ending] = _rows(t.ending_rows, _ending_key(_at(engine.ender, g), current, observer, P))
+
+
+class _Tables(NamedTuple):
+    """What :func:`_encode` needs for P players and an end score: layout columns, factors, blocks by key."""
+
+    size: int  #: length of the observation
+    grid: int  #: end of the grid blocks
+    discard_top: int  #: first column of ``discard_top``
+    hand: slice  #: ``held``, ``held_source``, ``phase``
+    unseen: slice
+    draw_size: int
+    totals: slice
+    ending: slice  #: ``to_act``, ``round_ending``, ``ender``
+    unseen_scale: np.ndarray  #: per value, 1 / its count in the deck
+    totals_scale: np.float32  #: 1 / end score
+    totals_floor: np.ndarray  #: :data:`TOTALS_FLOOR` as an int16 game total
+    rotations: np.ndarray  #: [observer, r]: the absolute seat of relative seat r
+    hand_rows: np.ndarray  #: [_hand_key]: the ``hand`` block
+    seen_rows: np.ndarray  #: [_hand_key]: per value, the drawn card that the observer saw (not unseen)
+    ending_rows: np.ndarray  #: [_ending_key]: the ``ending`` block
+
+
+@cache
+def _tables(num_players: int, end_score: int) -> _Tables:
+    """The :class:`_Tables` of a table of ``num_players`` playing to ``end_score``."""
+    P = num_players
     L = dict(_layout(P))
-    ints = [0] * size(P)
-    values = engine.values[game].tolist()
-    ups = engine.face_up[game].tolist()
-    gone = engine.removed[game].tolist()
-    for r in range(P):
-        p = (seat + r) % P
-        up, removed = ups[p], gone[p]
-        start = r * GRID_FEATURES
-        ints[start : start + SLOTS] = [v * f for v, f in zip(values[p], _flags(up & ~removed))]
-        ints[start + SLOTS : start + 2 * SLOTS] = _flags(ALL_SLOTS & ~up)
-        ints[start + 2 * SLOTS : start + GRID_FEATURES] = _flags(removed)
-    size_ = int(engine.discard_size[game])
-    if size_:
-        ints[L["discard_top"].start + int(engine.discard_pile[game, size_ - 1]) - MIN_VALUE] = 1
-    phase = int(engine.phase[game])
-    to_act = int(engine.current[game]) == seat
-    held = int(engine.held[game]) - MIN_VALUE
-    if phase == TAKEN or (phase == DRAWN and to_act):
-        ints[L["held"].start + held] = 1
-    ints[L["held_source"].start] = int(phase == DRAWN)
-    ints[L["held_source"].start + 1] = int(phase == TAKEN)
-    if phase < _PHASE_COLUMNS:
-        ints[L["phase"].start + phase] = 1
-    unseen = engine.unseen[game].tolist()
-    if phase == DRAWN and to_act:
-        unseen[held] -= 1
-    ints[L["unseen"]] = unseen
-    ints[L["draw_size"].start] = int(engine.draw_size[game])
-    totals = engine.totals[game].tolist()
-    ints[L["totals"]] = [max(totals[(seat + r) % P], _totals_floor(engine)) for r in range(P)]
-    ints[L["to_act"].start] = int(to_act)
-    ender = int(engine.ender[game])
-    if ender >= 0:
-        ints[L["round_ending"].start] = 1
-        ints[L["ender"].start + (ender - seat) % P] = 1
-    return np.multiply(np.array([ints], dtype=np.int16), _scale(P, engine.rules.end_score), dtype=np.float32)
+    hand, ending = slice(L["held"].start, L["phase"].stop), slice(L["to_act"].start, L["ender"].stop)
+    source = L["held_source"].start - hand.start
+    hand_rows = np.zeros(((OVER + 1) * 2 * NUM_VALUES, hand.stop - hand.start), dtype=np.float32)
+    seen_rows = np.zeros((len(hand_rows), NUM_VALUES), dtype=np.int16)
+    for phase, to_act, card in itertools.product(range(OVER + 1), (False, True), range(MIN_VALUE, MAX_VALUE + 1)):
+        key = _hand_key(phase, to_act, card)
+        # A taken discard is public; a drawn card is seen by the drawer only (R10).
+        hand_rows[key, card - MIN_VALUE] = phase == TAKEN or (phase == DRAWN and to_act)
+        hand_rows[key, source : source + 2] = phase == DRAWN, phase == TAKEN
+        if phase < _PHASE_COLUMNS:
+            hand_rows[key, L["phase"].start - hand.start + phase] = 1
+        seen_rows[key, card - MIN_VALUE] = phase == DRAWN and to_act
+    ending_rows = np.zeros(((P + 1) * P * P, ending.stop - ending.start), dtype=np.float32)
+    for ender, current, observer in itertools.product(range(-1, P), range(P), range(P)):
+        row = ending_rows[_ending_key(ender, current, observer, P)]
+        row[0] = current == observer
+        if ender >= 0:
+            row[L["round_ending"].start - ending.start] = 1
+            row[L["ender"].start - ending.start + (ender - observer) % P] = 1
+    seats = np.arange(P)
+    rotations = (seats[:, None] + seats) % P
+    unseen_scale = (1.0 / COUNTS).astype(np.float32)
+    totals_floor = np.array(-min(end_score, 2**15), dtype=np.int16)  # (within the int16 totals)
+    for table in (rotations, hand_rows, seen_rows, ending_rows, unseen_scale, totals_floor):
+        table.setflags(write=False)
+    return _Tables(
+        size=size(P),
+        grid=L[f"grid_{P - 1}"].stop,
+        discard_top=L["discard_top"].start,
+        hand=hand,
+        unseen=L["unseen"],
+        draw_size=L["draw_size"].start,
+        totals=L["totals"],
+        ending=ending,
+        unseen_scale=unseen_scale,
+        totals_scale=np.float32(1 / end_score),
+        totals_floor=totals_floor,
+        rotations=rotations,
+        hand_rows=hand_rows,
+        seen_rows=seen_rows,
+        ending_rows=ending_rows,
+    )
+
+
+def _hand_key(phase: Any, to_act: Any, held: Any) -> Any:
+    """Row of :attr:`_Tables.hand_rows` for (arrays of) a phase, whether the observer acts, the card in hand."""
+    return (phase * 2 + to_act) * NUM_VALUES + held - MIN_VALUE
+
+
+def _ending_key(ender: Any, current: Any, observer: Any, num_players: int) -> Any:
+    """Row of :attr:`_Tables.ending_rows` (an ender of -1, none, counts from the end)."""
+    return (ender * num_players + current) * num_players + observer
+
+
+def _cells(rotations: np.ndarray, g: int | np.ndarray, observer: int | np.ndarray) -> np.ndarray:
+    """Rows ``game * P + seat`` of relative seats 0..P-1: ``(P,)`` for an int game, else ``(n, P)``."""
+    P = len(rotations)
+    if type(g) is int:
+        return rotations[observer] + g * P if g else rotations[observer]
+    return rotations.take(observer, 0) + (g * P)[:, None]
+
+
+def _at(array: np.ndarray, index: int | np.ndarray) -> Any:
+    """``array[index]`` of a 1-D array: a Python int for an int index, else int64 values."""
+    return array.item(index) if type(index) is int else array[index].astype(np.int64)
+
+
+def _rows(table: np.ndarray, key: int | np.ndarray) -> np.ndarray:
+    """``table[key]``: a view for an int key, else the rows gathered."""
+    return table[key] if type(key) is int else table.take(key, 0)
 
 
 #: Seats of the padded encoding, and the player counts it covers.
@@ -332,27 +376,3 @@ def observe_as(
     """:func:`observe`, as table observations or padded ones (``obs_type``, see :data:`OBS_TYPES`)."""
     obs = observe(engine, seats, games)
     return obs if obs_type == "table" else pad(obs, engine.num_players)
-
-
-def _totals_floor(engine: SkyjoEngine) -> int:
-    """:data:`TOTALS_FLOOR` as a total of the engine's games (within the int16 totals)."""
-    return -min(engine.rules.end_score, 2**15)
-
-
-@cache
-def _flags(bits: int) -> tuple[int, ...]:
-    """The 12 slot flags of a bit set, as ints."""
-    return tuple(bits >> k & 1 for k in range(SLOTS))
-
-
-@cache
-def _rotations(num_players: int) -> np.ndarray:
-    """Row o: the absolute seats of relative seats 0..P-1 seen from observer o."""
-    seats = np.arange(num_players)
-    return (seats[:, None] + seats) % num_players
-
-
-def _take_rows(array: np.ndarray, index: np.ndarray) -> np.ndarray:
-    """``array[index]`` for a C-contiguous 2-D array, each row gathered as one scalar (fast for short rows)."""
-    rows = array.view(np.dtype((np.void, array.dtype.itemsize * array.shape[1])))[:, 0]
-    return np.take(rows, index).view(array.dtype).reshape(*index.shape, array.shape[1])

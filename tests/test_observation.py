@@ -133,7 +133,7 @@ def test_round_ending_and_game_over_states_match_the_table():
 
 
 def test_batch_equals_per_game_and_any_subset_order():
-    """One game is encoded in plain Python, several in numpy: the floats are identical."""
+    """One game is encoded from Python-int indices, several from index arrays: the floats are identical."""
     *_, engine = played(3, 32, 150, seed=3)
     seats = np.random.default_rng(0).integers(0, 3, 32)
     whole = observe(engine, seats)
@@ -143,6 +143,20 @@ def test_batch_equals_per_game_and_any_subset_order():
     subset = np.array([31, 4, 17, 0])
     np.testing.assert_array_equal(observe(engine, seats[subset], subset), whole[subset])
     assert observe(engine, 0, np.array([], dtype=np.int64)).shape == (0, size(3))
+
+
+@pytest.mark.parametrize("num_players", [2, 5])
+def test_one_game_and_a_batch_give_the_same_bits_and_no_negative_zero(num_players):
+    """Bit for bit, with removed columns about; a -0.0 would tell a hidden card's sign."""
+    removed_seen = False
+    for engine in played(num_players, 16, 300, seed=20 + num_players):
+        removed_seen |= bool(engine.removed.any())
+        seats = engine.current.astype(np.int64)
+        whole = observe(engine, seats)
+        assert not np.signbit(whole).any(where=whole == 0)
+        for g in (0, 7, 15):
+            np.testing.assert_array_equal(observe(engine, seats[g], [g]).view(np.uint32), whole[[g]].view(np.uint32))
+    assert removed_seen
 
 
 def test_bad_seats_are_rejected():
