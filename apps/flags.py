@@ -1,29 +1,27 @@
-'''Configuration dataclasses: command-line flags generated from their fields (CleanRL style).
+"""Configuration dataclasses: command-line flags generated from their fields (CleanRL style).
 
-A configuration dataclass states each field once: its type, its default, and a docstring right
-after it (an *attribute docstring*, which documentation tools render too)::
+A configuration dataclass states each field once: its type, its documentation (a `Doc` in an
+``Annotated`` type, which the API reference renders too) and its default::
 
-    total_timesteps: int = 10_000_000
-    """Learner actions to train for."""
+    total_timesteps: Annotated[int, Doc("Learner actions to train for.")] = 10_000_000
 
-:func:`add_flags` turns every field into a ``--field-name`` flag whose help is that docstring and
-the default; :func:`given` returns the fields the command line set, so a configuration file or a
+:func:`add_flags` turns every field into a ``--field-name`` flag whose help is that text and the
+default; :func:`given` returns the fields the command line set, so a configuration file or a
 resumed run can supply the rest. A field's ``metadata`` may add ``flags`` (more names, e.g.
 ``("--out",)``), ``type`` (an argparse type for one value) and ``metavar``.
-'''
+"""
 
 from __future__ import annotations
 
 import argparse
-import ast
 import dataclasses
-import inspect
-import textwrap
 import types
 import typing
 from collections.abc import Callable
 from functools import cache
 from typing import Any
+
+from typing_extensions import Doc
 
 #: What a command line writes for a field's ``None``.
 NONE = "none"
@@ -31,18 +29,16 @@ _METAVARS: dict[Any, str] = {int: "N", float: "X"}
 
 
 @cache
-def docstrings(cls: type) -> dict[str, str]:
-    """The attribute docstring of every field of the dataclass ``cls`` (the string literal after it)."""
-    tree = ast.parse(textwrap.dedent(inspect.getsource(cls)))
-    body = tree.body[0].body  # type: ignore[attr-defined]
-    found = {}
-    for node, after in zip(body, body[1:]):
-        if (
-            isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)
-            and isinstance(after, ast.Expr) and isinstance(after.value, ast.Constant) and isinstance(after.value.value, str)
-        ):  # fmt: skip
-            found[node.target.id] = " ".join(after.value.value.split())
-    return found
+def field_docs(cls: type) -> dict[str, str]:
+    """The documentation of every field of the dataclass ``cls`` that has one (the `Doc` of an
+    ``Annotated[T, Doc("...")]`` annotation), whitespace collapsed."""
+    hints = typing.get_type_hints(cls, include_extras=True)
+    return {
+        field.name: " ".join(extra.documentation.split())
+        for field in dataclasses.fields(cls)
+        for extra in getattr(hints[field.name], "__metadata__", ())
+        if isinstance(extra, Doc)
+    }
 
 
 def flag(name: str) -> str:
@@ -74,7 +70,7 @@ def add_flags(
     ``shown`` may say, per field, how its help states the default (else :func:`show_default`).
     """
     hints = typing.get_type_hints(cls)
-    docs = docstrings(cls)
+    docs = field_docs(cls)
     existing = _flag_fields(parser)
     added = []
     for field in dataclasses.fields(cls):

@@ -7,6 +7,7 @@ are skipped. The guide's commands run with the core package alone.
 
 from __future__ import annotations
 
+import dataclasses
 import doctest
 import html
 import re
@@ -103,13 +104,15 @@ def test_the_step_entry_shows_its_signature_and_docstring(site: Path) -> None:
     assert re.search(signature, text)
 
 
-def test_train_config_fields_carry_their_attribute_docstrings(site: Path) -> None:
-    from skyjo_env.apps.flags import docstrings
+def test_train_config_fields_carry_their_documentation(site: Path) -> None:
+    from skyjo_env.apps.flags import field_docs
     from skyjo_env.train.config import TrainConfig
 
     markup = page(site, "training")
     text = text_of(markup)
-    for field, doc in docstrings(TrainConfig).items():
+    docs = field_docs(TrainConfig)
+    assert len(docs) == len(dataclasses.fields(TrainConfig))
+    for field, doc in docs.items():
         assert f'id="skyjo_env.train.config.TrainConfig.{field}"' in markup
         assert " ".join(doc.split()[:6]) in text, f"TrainConfig.{field}: docstring not shown"
 
