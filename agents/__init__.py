@@ -1,11 +1,11 @@
-"""Agents for skyjo-env: every one is a batched :class:`~skyjo_env.agents.base.Policy`.
+"""Agents for skyjo-env: every one is a batched [`Policy`][].
 
-:func:`make` builds an agent from any agent spec (:mod:`skyjo_env.agents.specs`: a registered name, a
-trained agent's file or run folder, ``module:attr``, ``file.py:attr``, ``alias=SPEC``); ``names()``
-lists the registered names, :func:`register` adds one, and installed packages add theirs through the
-``skyjo_env.agents`` entry-point group. :func:`load` returns a trained PPO agent (a shipped name such
-as ``"ppo-2p"``, a run folder or an ``.npz`` file). Advised networks read a heuristic's advice after
-the observation (:mod:`skyjo_env.agents.advice`).
+[`make()`][make] builds an agent from any agent spec ([`skyjo_env.agents.specs`][]: a registered name, a
+trained agent's file or run folder, `module:attr`, `file.py:attr`, `alias=SPEC`); `names()`
+lists the registered names, [`register()`][register] adds one, and installed packages add theirs through the
+`skyjo_env.agents` entry-point group. [`load()`][load] returns a trained PPO agent (a shipped name such
+as `"ppo-2p"`, a run folder or an `.npz` file). Advised networks read a heuristic's advice after
+the observation ([`skyjo_env.agents.advice`][]).
 """
 
 from skyjo_env.agents.base import Policy, PricedPolicy

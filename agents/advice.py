@@ -1,11 +1,11 @@
 """Heuristic advice as network inputs: what the counting player thinks of every action.
 
-An *advised* agent's network reads the observation followed by :data:`ADVICE_SIZE` numbers
+An *advised* agent's network reads the observation followed by [`ADVICE_SIZE`][] numbers
 computed from it and the action mask, both public, so the advice leaks nothing. For each of the
 26 actions:
 
-* its *regret*: how many points worse the counting heuristic (:mod:`skyjo_env.agents.counting`) expects it
-  to be than that heuristic's best legal action, clipped to ``[0, CAP]`` and scaled to ``[0, 1]``
+* its *regret*: how many points worse the counting heuristic ([`skyjo_env.agents.counting`][]) expects it
+  to be than that heuristic's best legal action, clipped to `[0, CAP]` and scaled to `[0, 1]`
   (an illegal action reads 1);
 * a one-hot of the action the heuristic would play.
 
@@ -33,23 +33,23 @@ CAP = 20.0  #: regrets beyond this many points read as 1, like illegal actions
 
 @functools.cache
 def _advisor(name: str, rules: Rules) -> CountingPolicy:
-    """The heuristic ``name`` of :data:`ADVISORS` (checked by the caller) for ``rules``, built once."""
+    """The heuristic `name` of [`ADVISORS`][] (checked by the caller) for `rules`, built once."""
     return {"counting": CountingPolicy}[name](rules=rules)
 
 
 def check_advisor(name: str | None) -> None:
-    """``ValueError`` unless ``name`` is ``None`` or one of :data:`ADVISORS`."""
+    """`ValueError` unless `name` is `None` or one of [`ADVISORS`][]."""
     if name is not None and name not in ADVISORS:
         raise ValueError(f"advice={name!r} is not allowed; use None or one of {ADVISORS}")
 
 
 def advice(name: str, observations: np.ndarray, action_masks: np.ndarray, rules: Rules | None = None) -> np.ndarray:
-    """``(n, ADVICE_SIZE)`` float32 advice of heuristic ``name`` under ``rules`` (default: the
+    """`(n, ADVICE_SIZE)` float32 advice of heuristic `name` under `rules` (default: the
     default rules for the observations' player count; see the module docstring).
 
     Rows without a legal action (e.g. the terminal observation of a finished game) get regrets of
-    1 and no chosen action. Padded observations (:func:`skyjo_env.observation.pad`) may mix player
-    counts: each count's rows are advised under ``rules`` at that count.
+    1 and no chosen action. Padded observations ([`skyjo_env.observation.pad()`][skyjo_env.observation.pad]) may mix
+    player counts: each count's rows are advised under `rules` at that count.
     """
     check_advisor(name)
     masks = np.asarray(action_masks, dtype=bool)
@@ -75,6 +75,6 @@ def advice(name: str, observations: np.ndarray, action_masks: np.ndarray, rules:
 def with_advice(
     name: str, observations: np.ndarray, action_masks: np.ndarray, rules: Rules | None = None
 ) -> np.ndarray:
-    """The observations with the advice of ``name`` (under ``rules``) appended: ``(n, obs + ADVICE_SIZE)`` float32."""
+    """The observations with the advice of `name` (under `rules`) appended: `(n, obs + ADVICE_SIZE)` float32."""
     obs = np.asarray(observations, dtype=np.float32)
     return np.concatenate([obs, advice(name, obs, action_masks, rules)], axis=1)

@@ -11,9 +11,9 @@ import numpy as np
 class Policy(Protocol):
     """A batched policy.
 
-    ``policy(observations, action_masks)`` maps ``(N, obs_size)`` float32 observations (see
-    :mod:`skyjo_env.observation`) and ``(N, 26)`` boolean legal-action masks of N games to ``(N,)``
-    integer actions, each legal under its mask. ``name`` labels it in tournaments.
+    `policy(observations, action_masks)` maps `(N, obs_size)` float32 observations (see
+    [`skyjo_env.observation`][]) and `(N, 26)` boolean legal-action masks of N games to `(N,)`
+    integer actions, each legal under its mask. `name` labels it in tournaments.
     """
 
     name: str
@@ -25,9 +25,9 @@ class Policy(Protocol):
 class PricedPolicy(Policy, Protocol):
     """A policy that prices every action and plays the legal one of lowest cost (lowest id on ties).
 
-    ``costs(observations)`` gives ``(N, 26)`` float32 costs (lower is better; only legal actions are
+    `costs(observations)` gives `(N, 26)` float32 costs (lower is better; only legal actions are
     meaningful). The counting heuristic is one; a warm start fits a network to such a teacher's
-    softened choices (:func:`skyjo_env.train.imitation.soft_targets`).
+    softened choices ([`skyjo_env.train.imitation.soft_targets()`][skyjo_env.train.imitation.soft_targets]).
     """
 
     def costs(self, observations: np.ndarray) -> np.ndarray: ...

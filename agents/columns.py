@@ -1,19 +1,19 @@
-"""Expected column costs of one player's grid, for the counting player (:mod:`skyjo_env.agents.counting`).
+"""Expected column costs of one player's grid, for the counting player ([`skyjo_env.agents.counting`][]).
 
-For every slot k the model gives ``cost(k, x)``, the expected final cost of k's column if k held
+For every slot k the model gives `cost(k, x)`, the expected final cost of k's column if k held
 value x face up while the other two slots stay as they are:
 
-* ``x + base(k)``, where ``base`` sums the other two slots (a face-down slot counts ``mu``, the
+* `x + base(k)`, where `base` sums the other two slots (a face-down slot counts `mu`, the
   mean unseen card);
-* minus ``c1`` when ``x == m1`` and ``c2`` when ``x == m2``: x pairs with a face-up card of the
-  column (credited ``hope``), or completes a face-up pair (cost 0, R13), or pairs with the face-up
-  card next to a face-down one, which then completes the column with probability ``p(x)``;
-* minus ``hope(a, x)`` for any x when the other two are a face-up pair of a's.
+* minus `c1` when `x == m1` and `c2` when `x == m2`: x pairs with a face-up card of the
+  column (credited `hope`), or completes a face-up pair (cost 0, R13), or pairs with the face-up
+  card next to a face-down one, which then completes the column with probability `p(x)`;
+* minus `hope(a, x)` for any x when the other two are a face-up pair of a's.
 
-``hope(w, t) = beta * p(w) * max(2w + t, 0)`` credits a face-up pair of w's with third card t for
-the chance of completing it later (``beta = 0``: no future, exact expectations). Everything is
-elementwise over ``(n, 12)`` arrays; :meth:`ColumnModel.best_replacements` folds the few corrected
-(slot, value) cells into a ``(n, 15)`` minimum instead of building ``(n, 12, 15)`` tables.
+`hope(w, t) = beta * p(w) * max(2w + t, 0)` credits a face-up pair of w's with third card t for
+the chance of completing it later (`beta = 0`: no future, exact expectations). Everything is
+elementwise over `(n, 12)` arrays; [`ColumnModel.best_replacements()`][ColumnModel.best_replacements] folds the few
+corrected (slot, value) cells into a `(n, 15)` minimum instead of building `(n, 12, 15)` tables.
 """
 
 from __future__ import annotations
@@ -28,20 +28,20 @@ COLUMN = np.arange(SLOTS) % COLS
 
 
 class ColumnModel:
-    """Expected costs of the columns of ``n`` grids (see the module docstring).
+    """Expected costs of the columns of `n` grids (see the module docstring).
 
     Args:
-        values: ``(n, 12)`` float32 face-up values (any card value, e.g. 0, where face down).
-        hidden: ``(n, 12)`` face-down flags.
-        removed: ``(n, 12)`` removed-column flags.
-        p: ``(n, 15)`` float32 probability of each value -2..12 for an unseen card.
-        beta: ``(n,)`` float32 weight of the hope of completing pairs later.
+        values: `(n, 12)` float32 face-up values (any card value, e.g. 0, where face down).
+        hidden: `(n, 12)` face-down flags.
+        removed: `(n, 12)` removed-column flags.
+        p: `(n, 15)` float32 probability of each value -2..12 for an unseen card.
+        beta: `(n,)` float32 weight of the hope of completing pairs later.
         columns: the column rule is on (R13); off, a column costs the sum of its cards.
-        reveal_completes: ``(n,)`` bool, a face-down card can still complete its column when it is
+        reveal_completes: `(n,)` bool, a face-down card can still complete its column when it is
             turned up; false on a last turn when columns completed at the final reveal stay (R14 off).
     """
 
-    #: Rows of :attr:`slots`, the per-slot parameters of the model.
+    #: Rows of [`slots`][], the per-slot parameters of the model.
     FIELDS = ("delta_base", "m1", "c1", "m2", "c2", "pair_weight", "pair_value")
 
     def __init__(
@@ -69,7 +69,7 @@ class ColumnModel:
         pa, pb = _others(self.p_of(values))
         self.base = ea + eb
 
-        #: ``(7, n, 12)``: the :data:`FIELDS` of every slot, in one block to gather rows at once.
+        #: `(7, n, 12)`: the [`FIELDS`][] of every slot, in one block to gather rows at once.
         self.slots = np.empty((len(self.FIELDS), n, SLOTS), dtype=np.float32)
         delta_base, m1, c1, m2, c2, pair_weight, pair_value = self.slots
         both_up = ~(ha | hb)
@@ -95,11 +95,11 @@ class ColumnModel:
         np.copyto(delta_base, np.where(removed, np.inf, self.base - self.current[:, COLUMN]))
 
     def p_of(self, values: np.ndarray) -> np.ndarray:
-        """``p[i, values[i, k]]`` for every row i and slot k (values -2..12)."""
+        """`p[i, values[i, k]]` for every row i and slot k (values -2..12)."""
         return self.p.ravel().take(self._p_index + values.astype(np.intp))
 
     def replace_deltas(self, x: np.ndarray) -> np.ndarray:
-        """``(n, 12)``: change of the expected grid cost from putting value ``x[i]`` in each slot."""
+        """`(n, 12)`: change of the expected grid cost from putting value `x[i]` in each slot."""
         x = np.asarray(x, dtype=np.float32)[:, None]
         corrections = _corrections(x, self.m1, self.c1, self.m2, self.c2, self.pair_weight, self.pair_value)
         return self.delta_base + x - corrections
@@ -107,11 +107,11 @@ class ColumnModel:
     def best_replacements(
         self, rows: np.ndarray, slot_cost: np.ndarray, penalty_slot: np.ndarray, penalty: np.ndarray
     ) -> np.ndarray:
-        """``(len(rows), 15)``: for grids ``rows``, the lowest cost of putting each value -2..12 in
-        some slot: the change of the expected grid cost, plus ``slot_cost[i, k]`` for slot k, plus
-        ``penalty[i, x]`` for value x in slot ``penalty_slot[i]`` (-1: none).
+        """`(len(rows), 15)`: for grids `rows`, the lowest cost of putting each value -2..12 in
+        some slot: the change of the expected grid cost, plus `slot_cost[i, k]` for slot k, plus
+        `penalty[i, x]` for value x in slot `penalty_slot[i]` (-1: none).
 
-        The minimum over slots of ``x + delta_base`` is taken once; the few (slot, value) cells
+        The minimum over slots of `x + delta_base` is taken once; the few (slot, value) cells
         with corrections are then folded in by scatter-minimum.
         """
         n = rows.size
@@ -138,8 +138,8 @@ class ColumnModel:
         return best
 
     def flip_deltas(self) -> np.ndarray:
-        """``(n, 12)``: expected change of the grid cost from turning each slot up (a card of law
-        ``p``; the pair hope is taken at the mean card)."""
+        """`(n, 12)`: expected change of the grid cost from turning each slot up (a card of law
+        `p`; the pair hope is taken at the mean card)."""
         return (
             self.delta_base
             + self.mu
@@ -151,7 +151,7 @@ class ColumnModel:
         )
 
     def _current(self, values: np.ndarray, hidden: np.ndarray, removed: np.ndarray) -> np.ndarray:
-        """``(n, 4)`` expected cost of each column as it stands: ``cost(k, value of k)`` at one
+        """`(n, 4)` expected cost of each column as it stands: `cost(k, value of k)` at one
         face-up slot k of it (any gives the same)."""
         n = values.shape[0]
         up = (~hidden & ~removed).reshape(n, 3, COLS)
@@ -170,12 +170,12 @@ def _corrections(
     x: np.ndarray, m1: np.ndarray, c1: np.ndarray, m2: np.ndarray, c2: np.ndarray,
     weight: np.ndarray, pair_value: np.ndarray,
 ) -> np.ndarray:  # fmt: skip
-    """What ``cost(k, x)`` takes off ``x + base(k)``: the matches of x, and the hope of a pair."""
+    """What `cost(k, x)` takes off `x + base(k)`: the matches of x, and the hope of a pair."""
     return (x == m1) * c1 + (x == m2) * c2 + weight * np.maximum(2 * pair_value + x, 0)
 
 
 def _others(grid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """For every slot k, the values of slots ``k + 4`` and ``k + 8`` (mod 12): the rest of its column."""
+    """For every slot k, the values of slots `k + 4` and `k + 8` (mod 12): the rest of its column."""
     return (
         np.concatenate([grid[:, COLS:], grid[:, :COLS]], axis=1),
         np.concatenate([grid[:, 2 * COLS :], grid[:, : 2 * COLS]], axis=1),

@@ -1,30 +1,30 @@
 """The counting player: expected-value play from public card counting.
 
 Every option is scored by the change it makes to the expected score of the player's own grid,
-column by column (:mod:`skyjo_env.agents.columns`), and the cheapest legal one is played:
+column by column ([`skyjo_env.agents.columns`][]), and the cheapest legal one is played:
 
-* A face-down card is worth ``mu``, the mean of the cards the player has not seen (the ``unseen``
+* A face-down card is worth `mu`, the mean of the cards the player has not seen (the `unseen`
   counts of the observation). Drawing is worth the expectation, over the unseen cards, of the best
   thing to do with the drawn card; taking the discard is compared with that, and is played only
   if it gains something (a taken card put back over an equal one is a pass, and two players
   passing would swap one card forever).
 * Columns (R13): a card that completes a face-up pair removes the column; a face-up pair of w's is
-  credited ``pair_weight * p(w) * (2w + third card)`` for the hope of completing it later; a
-  face-down card next to a pair completes it with probability ``p(w)``.
+  credited `pair_weight * p(w) * (2w + third card)` for the hope of completing it later; a
+  face-down card next to a pair completes it with probability `p(w)`.
 * Ending the round (R15, R17): before turning its last face-down card it estimates the chance of
-  being doubled, from its exact score against each opponent's face-up cards plus ``mu`` per
+  being doubled, from its exact score against each opponent's face-up cards plus `mu` per
   face-down card minus one last improving turn, and adds the expected doubling to that option.
 * Feeding: a card it discards may be taken by the next player; what that card would gain them
   (over their worst card, or by completing a face-up pair) beyond an average draw is added,
-  times ``feed_weight``.
+  times `feed_weight`.
 * Once another player has ended the round it plays its last turn for its own final score only
   (no pair hopes).
-* Setup: turns up ``setup_slots`` (by default two cards of one row: two columns to build on).
+* Setup: turns up `setup_slots` (by default two cards of one row: two columns to build on).
 
 It plays by the table's rules: with the column rule off (R13) columns are worth the sum of their
 cards and no pair is hoped for; with columns completed at the final reveal staying (R14 off), a
 face-down card turned up only for scoring completes nothing. Its weights were tuned in 2-player
-tournaments against itself under the default rules (see ``docs/baselines.md``).
+tournaments against itself under the default rules (see `docs/baselines.md`).
 """
 
 from __future__ import annotations
@@ -70,7 +70,7 @@ class CountingPolicy:
         return argmin_legal(self.costs(observations), action_masks)
 
     def costs(self, observations: np.ndarray) -> np.ndarray:
-        """``(n, 26)`` float32: the expected change of the own grid's score of every action (lower
+        """`(n, 26)` float32: the expected change of the own grid's score of every action (lower
         is better; only legal actions are meaningful, and some illegal ones may be infinite)."""
         v = decode(observations)
         n = v.phase.size
@@ -124,9 +124,9 @@ class CountingPolicy:
         return costs
 
     def _feeding_costs(self, v: ObservationView, p: np.ndarray) -> np.ndarray:
-        """``(n, 15)``: cost of handing the next player a discard of each value: what taking it
+        """`(n, 15)`: cost of handing the next player a discard of each value: what taking it
         would gain them (over their worst card, or by completing a face-up pair) beyond what they
-        expect from a draw, times ``feed_weight``."""
+        expect from a draw, times `feed_weight`."""
         n = p.shape[0]
         mu = weighted_sum(p, VALUES)[:, None]
         values, hidden = np.ascontiguousarray(v.values[:, 1]), np.ascontiguousarray(v.hidden[:, 1])
@@ -148,7 +148,7 @@ class CountingPolicy:
         return self.feed_weight * np.maximum(gain - from_draw, 0)
 
     def _doubling_costs(self, v: ObservationView, p: np.ndarray) -> np.ndarray:
-        """``(e, 15)``: expected extra cost of R17 doubling if the last face-down card becomes x."""
+        """`(e, 15)`: expected extra cost of R17 doubling if the last face-down card becomes x."""
         # Every other own card is face up: the final score is exact but for the last card x,
         # which removes its column if the other two are a pair of x's (R13, R14).
         own = v.values[:, 0]

@@ -1,9 +1,9 @@
 """A trained actor network as a batched numpy policy: no torch needed to play.
 
-The network is a multilayer perceptron ``obs -> hidden layers -> 26 logits``; illegal actions are
-masked out and the best legal action is played (or one is sampled, with ``greedy=False``). An
-*advised* network reads a heuristic's advice after the observation (:mod:`skyjo_env.agents.advice`).
-Weights and metadata live in one ``.npz`` file, so shipped agents load with numpy alone.
+The network is a multilayer perceptron `obs -> hidden layers -> 26 logits`; illegal actions are
+masked out and the best legal action is played (or one is sampled, with `greedy=False`). An
+*advised* network reads a heuristic's advice after the observation ([`skyjo_env.agents.advice`][]).
+Weights and metadata live in one `.npz` file, so shipped agents load with numpy alone.
 """
 
 from __future__ import annotations
@@ -31,23 +31,23 @@ ACTIVATIONS: dict[str, Callable[[np.ndarray], np.ndarray]] = {
 class MLPPolicy:
     """Masked MLP policy over observations of a fixed player count, or padded ones of several.
 
-    A network whose inputs are padded observations (:data:`skyjo_env.observation.PADDED_SIZE`, plus
-    any advice) plays every player count it was trained for (``metadata["player_counts"]``, default
+    A network whose inputs are padded observations ([`skyjo_env.observation.PADDED_SIZE`][], plus
+    any advice) plays every player count it was trained for (`metadata["player_counts"]`, default
     2..8): it takes table observations of those counts (padding them) or padded ones.
 
     Args:
-        weights: ``[(W, b), ...]`` per layer, ``W`` of shape ``(in, out)``; the last layer
+        weights: `[(W, b), ...]` per layer, `W` of shape `(in, out)`; the last layer
             outputs the 26 action logits.
-        activation: ``"tanh"`` or ``"relu"``, applied after every layer but the last.
+        activation: `"tanh"` or `"relu"`, applied after every layer but the last.
         name: label in tournaments.
         greedy: play the most probable legal action; otherwise sample from the masked softmax.
         metadata: free-form facts about the agent (players, training steps, ...).
-        seed: seeds sampling when ``greedy`` is False.
-        advice: ``None``, or the heuristic whose advice the network reads after the observation
-            (:data:`skyjo_env.agents.advice.ADVISORS`).
+        seed: seeds sampling when `greedy` is False.
+        advice: `None`, or the heuristic whose advice the network reads after the observation
+            ([`skyjo_env.agents.advice.ADVISORS`][]).
         rules: the rules of the table it plays at (default: those it was trained under, see
-            :attr:`trained_rules`). The advice follows them; a table under other rules than the
-            training's gets a ``UserWarning`` (a ``ValueError`` for a player count it was not
+            [`trained_rules`][]). The advice follows them; a table under other rules than the
+            training's gets a `UserWarning` (a `ValueError` for a player count it was not
             trained for).
     """
 
@@ -112,13 +112,13 @@ class MLPPolicy:
 
     @property
     def trained_rules(self) -> Rules:
-        """The rules it was trained under: ``metadata["rules"]``, else the default rules for its
+        """The rules it was trained under: `metadata["rules"]`, else the default rules for its
         (first) player count."""
         recorded = self.metadata.get("rules")
         return Rules.from_dict(recorded) if recorded is not None else Rules(num_players=self.player_counts[0])
 
     def logits(self, observations: np.ndarray, action_masks: np.ndarray | None = None) -> np.ndarray:
-        """Unmasked action logits ``(N, 26)``; an advised agent needs the action masks too."""
+        """Unmasked action logits `(N, 26)`; an advised agent needs the action masks too."""
         return self._forward(self._network_inputs(observations, action_masks))
 
     def __call__(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
@@ -127,15 +127,15 @@ class MLPPolicy:
     @property
     def batch_key(self) -> tuple[Any, ...]:
         """Networks with one key read the same inputs (the same advice under the same rules), so
-        :meth:`play_together` computes those inputs once for all of them (see
-        :func:`skyjo_env.opponents.play_policies`)."""
+        [`play_together()`][play_together] computes those inputs once for all of them (see
+        [`skyjo_env.opponents.play_policies()`][skyjo_env.opponents.play_policies])."""
         return ("mlp", self.advice, self.rules, self.obs_size)
 
     @staticmethod
     def play_together(
         policies: list[MLPPolicy], observations: np.ndarray, action_masks: np.ndarray, which: np.ndarray
     ) -> np.ndarray:
-        """The actions of ``policies[which[i]]`` for row ``i``, as each would choose alone, with the
+        """The actions of `policies[which[i]]` for row `i`, as each would choose alone, with the
         inputs (the advice, the costliest part) computed once for every row."""
         x = policies[0]._network_inputs(observations, action_masks)
         masks = np.asarray(action_masks, dtype=bool)
@@ -191,7 +191,7 @@ class MLPPolicy:
 
     # ------------------------------------------------------------------ files
     def save(self, path: str | Path) -> None:
-        """Write weights and metadata to one ``.npz`` file."""
+        """Write weights and metadata to one `.npz` file."""
         arrays: dict[str, Any] = {f"w{i}": w for i, (w, _) in enumerate(self.weights)}
         arrays |= {f"b{i}": b for i, (_, b) in enumerate(self.weights)}
         header = {
@@ -208,7 +208,7 @@ class MLPPolicy:
 
     @classmethod
     def load(cls, path: str | Path, **kwargs: Any) -> MLPPolicy:
-        """Read a file written by :meth:`save`; raises ``ValueError`` if it is not one."""
+        """Read a file written by [`save()`][save]; raises `ValueError` if it is not one."""
         try:
             with np.load(path, allow_pickle=False) as data:
                 header = json.loads(str(data["header"]))

@@ -1,12 +1,12 @@
 """Pretrained PPO agents shipped inside the package, loadable by name.
 
-``agents.load("ppo-2p")`` returns the 2-player agent as a batched policy; :func:`available`
-lists the shipped names. Each agent is one ``.npz`` file in ``agents/weights/`` (see
-:class:`~skyjo_env.agents.mlp_policy.MLPPolicy`), with its training facts in its metadata.
+`agents.load("ppo-2p")` returns the 2-player agent as a batched policy; [`available()`][available]
+lists the shipped names. Each agent is one `.npz` file in `agents/weights/` (see
+[`MLPPolicy`][]), with its training facts in its metadata.
 
-A network trained on mixed tables plays several player counts; :data:`SEATED` names it at each
-count it has no network of its own for: ``ppo-5p`` is ``ppo-mixed`` at 5 players, and refuses
-another table size. ``ppo-2p``, ``ppo-3p`` and ``ppo-4p`` are networks of their own.
+A network trained on mixed tables plays several player counts; [`SEATED`][] names it at each
+count it has no network of its own for: `ppo-5p` is `ppo-mixed` at 5 players, and refuses
+another table size. `ppo-2p`, `ppo-3p` and `ppo-4p` are networks of their own.
 """
 
 from __future__ import annotations
@@ -23,13 +23,13 @@ SEATED: dict[str, tuple[str, int]] = {f"ppo-{p}p": (MIXED, p) for p in (5, 6, 7,
 
 
 def available() -> list[str]:
-    """Names of the shipped agents (files, and the :data:`SEATED` names of a shipped network)."""
+    """Names of the shipped agents (files, and the [`SEATED`][] names of a shipped network)."""
     files = {p.stem for p in FOLDER.glob("*.npz")}
     return sorted(files | {name for name, (network, _) in SEATED.items() if network in files})
 
 
 def path(name: str) -> Path:
-    """File of the shipped agent ``name``; ``ValueError`` naming the shipped ones if unknown."""
+    """File of the shipped agent `name`; `ValueError` naming the shipped ones if unknown."""
     file = FOLDER / f"{SEATED.get(name, (name, 0))[0]}.npz"
     if not file.is_file():
         raise ValueError(f"no shipped agent named {name!r}; shipped agents: {', '.join(available()) or 'none'}")
@@ -37,8 +37,8 @@ def path(name: str) -> Path:
 
 
 def load(name: str, *, greedy: bool = True, seed: int | None = None, rules: Rules | None = None) -> MLPPolicy:
-    """The shipped agent ``name`` (e.g. ``"ppo-2p"``) as a batched policy, for a table under ``rules``
-    (default: the rules it was trained under; for a :data:`SEATED` name, at its table size)."""
+    """The shipped agent `name` (e.g. `"ppo-2p"`) as a batched policy, for a table under `rules`
+    (default: the rules it was trained under; for a [`SEATED`][] name, at its table size)."""
     if name not in SEATED:
         return MLPPolicy.load(path(name), name=name, greedy=greedy, seed=seed, rules=rules)
     network, players = SEATED[name]

@@ -1,15 +1,15 @@
 """Agent names -> factories: the built-in agents, the shipped PPO agents and third-party plug-ins.
 
-Built-in names are ``random``, ``threshold``, ``counting``, ``search`` and the shipped PPO agents
-(``agents/weights/*.npz``, e.g. ``ppo-2p``). :func:`register` adds a name at run time. Installed
-packages add theirs through the entry-point group :data:`ENTRY_POINT_GROUP`, discovered when a name
-is looked up, so ``pip install someones-bot`` makes ``agents.make("someones-bot")`` (and
-``skyjo tournament --agents someones-bot``) work::
+Built-in names are `random`, `threshold`, `counting`, `search` and the shipped PPO agents
+(`agents/weights/*.npz`, e.g. `ppo-2p`). [`register()`][register] adds a name at run time. Installed
+packages add theirs through the entry-point group [`ENTRY_POINT_GROUP`][], discovered when a name
+is looked up, so `pip install someones-bot` makes `agents.make("someones-bot")` (and
+`skyjo tournament --agents someones-bot`) work:
 
     [project.entry-points."skyjo_env.agents"]
     someones-bot = "someones_bot:SomeonesBot"   # a Policy class, a factory, or a plain policy function
 
-:func:`skyjo_env.agents.make` builds an agent from a name or any other agent spec.
+[`skyjo_env.agents.make()`][skyjo_env.agents.make] builds an agent from a name or any other agent spec.
 """
 
 from __future__ import annotations
@@ -31,10 +31,10 @@ _FACTORIES: dict[str, Callable[..., Any]] = {}
 
 
 def register(name: str, factory: Callable[..., Any], *, replace: bool = False) -> None:
-    """Make the agent name ``name`` stand for ``factory`` (a policy, a policy class or a factory).
+    """Make the agent name `name` stand for `factory` (a policy, a policy class or a factory).
 
-    ``ValueError`` if the name is malformed (empty, surrounding spaces, or a character that agent
-    specs reserve: ``=``, ``:``, ``/``) or already taken (unless ``replace``).
+    `ValueError` if the name is malformed (empty, surrounding spaces, or a character that agent
+    specs reserve: `=`, `:`, `/`) or already taken (unless `replace`).
     """
     if not isinstance(name, str) or not name or name != name.strip() or any(c in name for c in "=:/\\"):
         raise ValueError(
@@ -46,7 +46,7 @@ def register(name: str, factory: Callable[..., Any], *, replace: bool = False) -
 
 
 def unregister(name: str) -> None:
-    """Forget a name given to :func:`register`; ``ValueError`` if it was not registered that way."""
+    """Forget a name given to [`register()`][register]; `ValueError` if it was not registered that way."""
     if _FACTORIES.pop(name, None) is None:
         raise ValueError(f"agent name {name!r} was not registered with register()")
 
@@ -57,9 +57,9 @@ def names() -> list[str]:
 
 
 def factory(name: str) -> Callable[..., Any] | None:
-    """What the name ``name`` stands for (loading a plug-in's object), or ``None`` for an unknown name.
+    """What the name `name` stands for (loading a plug-in's object), or `None` for an unknown name.
 
-    ``ValueError`` naming the plug-in's distribution if its entry point does not load.
+    `ValueError` naming the plug-in's distribution if its entry point does not load.
     """
     if name in _FACTORIES:
         return _FACTORIES[name]
@@ -74,7 +74,7 @@ def factory(name: str) -> Callable[..., Any] | None:
 
 
 def _plugins() -> dict[str, EntryPoint]:
-    """The installed entry points of :data:`ENTRY_POINT_GROUP`, by name (the first of a name wins)."""
+    """The installed entry points of [`ENTRY_POINT_GROUP`][], by name (the first of a name wins)."""
     found: dict[str, EntryPoint] = {}
     for point in entry_points(group=ENTRY_POINT_GROUP):
         found.setdefault(point.name, point)

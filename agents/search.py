@@ -1,28 +1,28 @@
 """The search player: rollouts of a base policy on the engine, from positions sampled from what it has seen.
 
 In Skyjo nobody sees a face-down card, not even its owner, and every card ever seen is public, so
-the cards a seat has not seen (the ``unseen`` counts of its observation) are exchangeable: dealing
+the cards a seat has not seen (the `unseen` counts of its observation) are exchangeable: dealing
 them at random over the face-down slots and the draw pile is an exact sample of what the seat can
 believe. At each decision of play (setup flips are left to the base policy):
 
-* Candidates: the base policy's ``top`` preferred legal actions, its own choice first, then by its
-  ``costs()`` (counting) or its ``logits()`` (a network); a base with neither offers its choice
+* Candidates: the base policy's `top` preferred legal actions, its own choice first, then by its
+  `costs()` (counting) or its `logits()` (a network); a base with neither offers its choice
   and the legal actions in id order.
-* Samples: ``samples`` positions per game, built from the observation alone (:func:`positions`):
+* Samples: `samples` positions per game, built from the observation alone ([`positions()`][positions]):
   the unseen cards shuffled over the face-down slots and the draw pile, the discard pile rebuilt
   from the seen cards (its order below the top matters only to a reshuffle, R12), the seats turned
   so that the searching seat is seat 0.
 * Rollouts: every candidate is played in every sample (common random numbers: the same cards and
   the same random stream for every candidate), then the base policy plays every seat to the end of
   the round, all games, candidates and samples in one engine, the base called once per step on
-  every row. With ``horizon`` the rollouts stop after that many steps and every grid counts its
+  every row. With `horizon` the rollouts stop after that many steps and every grid counts its
   face-down slots at the mean of the unseen cards.
 * Value, for the searching seat: the opponents' mean round score minus its own (after R17's
-  doubling), or, where the round's end ends the game (R19), ``win_points`` times its share of the
+  doubling), or, where the round's end ends the game (R19), `win_points` times its share of the
   result (R20: the winners share +1, the others -1).
 * Decision: the base policy's choice is left only for a candidate whose paired mean gain over it,
-  over the common samples, exceeds ``margin`` standard errors; of those, the one with the highest
-  lower bound (mean gain minus ``margin`` standard errors) is played.
+  over the common samples, exceeds `margin` standard errors; of those, the one with the highest
+  lower bound (mean gain minus `margin` standard errors) is played.
 """
 
 from __future__ import annotations
@@ -91,7 +91,7 @@ class SearchPolicy:
         return choice
 
     def candidates(self, observations: np.ndarray, masks: np.ndarray, choice: np.ndarray) -> np.ndarray:
-        """``(n, top)`` candidate actions per row, the base's choice first, then its cheapest other
+        """`(n, top)` candidate actions per row, the base's choice first, then its cheapest other
         legal actions; -1 where fewer are legal."""
         price = np.where(masks, self.prices(observations, masks), np.inf)
         price[np.arange(len(choice)), choice] = -np.inf
@@ -100,8 +100,8 @@ class SearchPolicy:
         return np.where(legal, order, -1)
 
     def prices(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
-        """``(n, 26)`` the base's preference as a price (lower first): its ``costs()``, else minus its
-        ``logits()`` (a network), else 0 (the legal actions in id order)."""
+        """`(n, 26)` the base's preference as a price (lower first): its `costs()`, else minus its
+        `logits()` (a network), else 0 (the legal actions in id order)."""
         if hasattr(self.base, "costs"):
             return self.base.costs(observations).astype(np.float64)
         if hasattr(self.base, "logits"):
@@ -109,8 +109,8 @@ class SearchPolicy:
         return np.zeros(masks.shape, dtype=np.float64)
 
     def gains(self, v: ObservationView, candidates: np.ndarray) -> np.ndarray:
-        """``(n, C)`` lower bounds of each candidate's paired gain over the first (its mean gain
-        minus ``margin`` standard errors over the common samples); 0 for the first, -inf for none."""
+        """`(n, C)` lower bounds of each candidate's paired gain over the first (its mean gain
+        minus `margin` standard errors over the common samples); 0 for the first, -inf for none."""
         n, C = candidates.shape
         S = self.samples
         start = positions(v, self.rules, S, self._rng)
@@ -123,8 +123,8 @@ class SearchPolicy:
         return np.where(candidates >= 0, bound, -np.inf)
 
     def rollouts(self, state: dict[str, np.ndarray], first: np.ndarray) -> np.ndarray:
-        """Values for seat 0 of playing ``first`` in each game of ``state``, then the base policy
-        for every seat to the end of the round (or ``horizon`` steps)."""
+        """Values for seat 0 of playing `first` in each game of `state`, then the base policy
+        for every seat to the end of the round (or `horizon` steps)."""
         engine = SkyjoEngine.from_states(self.rules, state)
         values = np.zeros(len(first))
         active = engine.all_games
@@ -149,12 +149,12 @@ class SearchPolicy:
 
 
 def positions(v: ObservationView, rules: Rules, samples: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
-    """``samples`` engine states per observation (row ``i * samples + s``), as
-    :meth:`SkyjoEngine.load` takes them, drawn from what the observer has seen alone.
+    """`samples` engine states per observation (row `i * samples + s`), as
+    [`SkyjoEngine.load()`][SkyjoEngine.load] takes them, drawn from what the observer has seen alone.
 
     The observer is seat 0 and to act. Its unseen cards are shuffled over the face-down slots and the
     draw pile; the discard pile holds the seen cards that are nowhere else, the top one last.
-    ``ValueError`` for an observation whose unseen cards are not its face-down cards and draw pile
+    `ValueError` for an observation whose unseen cards are not its face-down cards and draw pile
     (the observer does not act, or another seat holds a drawn card)."""
     n, P = v.values.shape[:2]
     hidden = v.hidden.reshape(n, P * SLOTS)
@@ -216,8 +216,8 @@ def positions(v: ObservationView, rules: Rules, samples: int, rng: np.random.Gen
 
 
 def _sorted_codes(counts: np.ndarray) -> np.ndarray:
-    """``(n, 150)`` uint32: per row the value codes 0..14 of the counted cards, lowest first, then
-    ``_NO_CARD``."""
+    """`(n, 150)` uint32: per row the value codes 0..14 of the counted cards, lowest first, then
+    `_NO_CARD`."""
     ends = np.cumsum(counts, axis=1)
     code = (np.arange(DECK_SIZE)[:, None] >= ends[:, None, :]).sum(axis=2)
     return np.where(code < NUM_VALUES, code, _NO_CARD).astype(np.uint32)

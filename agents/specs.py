@@ -1,27 +1,19 @@
 """Agent specs: the one way every part of skyjo-env names an agent.
 
-Wherever an agent is named (``agents.make``, ``agents.load``, ``skyjo tournament --agents``,
-``skyjo play --opponents``, ``skyjo train --opponents``), a spec is one of:
+Wherever an agent is named (`agents.make`, `agents.load`, `skyjo tournament --agents`,
+`skyjo play --opponents`, `skyjo train --opponents`), a spec is one of:
 
-==============================================  ============================================================
-spec                                            agent
-==============================================  ============================================================
-``counting``                                    a registered name (:func:`~skyjo_env.agents.registry.names`:
-                                                built-in, shipped PPO agents, and installed plug-ins)
-``runs/mine``, ``runs/mine/agent.npz``          a trained agent: a run folder or its ``checkpoint/``
-                                                (their ``agent.npz``, whichever backend trained it), or
-                                                an ``.npz`` policy file
-``mybots.greedy:Greedy``, ``bots/bot.py:make``  ``module:attr`` or ``path/to/file.py:attr``, where
-                                                ``attr`` is a policy, a factory that returns one (a
-                                                class, or a callable without required arguments), or a
-                                                plain function ``(observations, masks) -> actions``
-``mine=SPEC``                                   any of the above, named ``mine`` in tables
-==============================================  ============================================================
+spec                                       | agent
+------------------------------------------ | -----
+`counting`                                 | a registered name ([`names()`][names]: built-in, shipped PPO agents, and installed plug-ins)
+`runs/mine`, `runs/mine/agent.npz`         | a trained agent: a run folder or its `checkpoint/` (their `agent.npz`, whichever backend trained it), or an `.npz` policy file
+`mybots.greedy:Greedy`, `bots/bot.py:make` | `module:attr` or `path/to/file.py:attr`, where `attr` is a policy, a factory that returns one (a class, or a callable without required arguments), or a plain function `(observations, masks) -> actions`
+`mine=SPEC`                                | any of the above, named `mine` in tables
 
-Factories get the game's ``rules`` and a ``seed`` where their signature takes them. A trained agent
+Factories get the game's `rules` and a `seed` where their signature takes them. A trained agent
 is named after its run folder (or its file), never after a registered name: a folder that carries a
 registered name is named by its path. A spec that does not exist, does not import, is no policy, or
-names an agent trained for another player count raises ``ValueError`` with one line that names the
+names an agent trained for another player count raises `ValueError` with one line that names the
 spec and the problem.
 """
 
@@ -53,7 +45,7 @@ _MODULE = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
 
 
 class FunctionPolicy:
-    """A plain function ``(observations, masks) -> actions`` as a named policy."""
+    """A plain function `(observations, masks) -> actions` as a named policy."""
 
     def __init__(self, function: Callable[[np.ndarray, np.ndarray], Any], name: str) -> None:
         self.function = function
@@ -66,11 +58,11 @@ class FunctionPolicy:
 def make(
     spec: Any, *, players: int | None = None, rules: Rules | None = None, seed: int | None = None, **kwargs: Any
 ) -> Any:
-    """The agent ``spec`` names (see the module docstring), for a table of ``players`` seats.
+    """The agent `spec` names (see the module docstring), for a table of `players` seats.
 
-    ``rules`` (default ``Rules(num_players=players)``, or none: each agent's own default) and ``seed``
+    `rules` (default `Rules(num_players=players)`, or none: each agent's own default) and `seed`
     go to factories that take them; other keyword arguments go to a registered name's factory as
-    they are. ``spec`` may also be a policy or a factory object. ``ValueError`` for a spec that does
+    they are. `spec` may also be a policy or a factory object. `ValueError` for a spec that does
     not resolve to a policy that fits the table (the message names the spec and the problem).
     """
     if rules is not None and not isinstance(rules, Rules):
@@ -88,9 +80,9 @@ def make(
 
 
 def load(spec: str | Path, *, players: int | None = None, rules: Rules | None = None, **kwargs: Any) -> MLPPolicy:
-    """A trained PPO agent: a shipped name (``"ppo-2p"``), a run folder or an ``.npz`` policy file.
+    """A trained PPO agent: a shipped name (`"ppo-2p"`), a run folder or an `.npz` policy file.
 
-    Keyword arguments (``greedy``, ``seed``) go to :meth:`MLPPolicy.load`.
+    Keyword arguments (`greedy`, `seed`) go to [`MLPPolicy.load()`][MLPPolicy.load].
     """
     policy = make(str(spec), players=players, rules=rules, **kwargs)
     if not isinstance(policy, MLPPolicy):
@@ -101,14 +93,14 @@ def load(spec: str | Path, *, players: int | None = None, rules: Rules | None = 
 
 
 def check_fits(policy: Any, players: int, spec: Any = None) -> None:
-    """``ValueError`` if ``policy`` says (attribute ``player_counts``, else ``players``) that it plays
+    """`ValueError` if `policy` says (attribute `player_counts`, else `players`) that it plays
     other player counts."""
     named = isinstance(spec, str) and spec != policy_name(policy)
     check_table(policy, players, f"agent {policy_name(policy)!r}" + (f" (spec {spec!r})" if named else ""))
 
 
 def trained_agent_name(path: Path) -> str:
-    """What a trained agent at ``path`` is called: its run folder's name (or its file's stem), or the
+    """What a trained agent at `path` is called: its run folder's name (or its file's stem), or the
     path itself where that name is a registered agent's."""
     named = path.parent if path.name == AGENT_FILE else path
     name = named.stem if named.suffix == ".npz" else named.name
@@ -117,16 +109,16 @@ def trained_agent_name(path: Path) -> str:
 
 # ---------------------------------------------------------------------------- resolution
 def check(spec: str) -> None:
-    """``ValueError`` unless ``spec`` can name an agent: a registered name, an existing file or
-    folder, ``module:attr`` or ``file.py:attr`` (not imported yet), or ``alias=SPEC`` of one."""
+    """`ValueError` unless `spec` can name an agent: a registered name, an existing file or
+    folder, `module:attr` or `file.py:attr` (not imported yet), or `alias=SPEC` of one."""
     kind, rest = _classify(spec)
     if kind == "alias":
         check(rest)
 
 
 def _classify(spec: str) -> tuple[str, str]:
-    """``(kind, rest)``: ``("alias", inner spec)``, ``("name", spec)``, ``("path", spec)`` or
-    ``("import", spec)``; ``ValueError`` for a spec that is none of them."""
+    """`(kind, rest)`: `("alias", inner spec)`, `("name", spec)`, `("path", spec)` or
+    `("import", spec)`; `ValueError` for a spec that is none of them."""
     if not isinstance(spec, str) or not spec.strip():
         raise ValueError(f"an agent spec must be a non-empty string, got {spec!r}")
     alias = _ALIAS.match(spec)
@@ -176,8 +168,8 @@ def _built(factory: Any, spec: str, rules: Rules | None, seed: int | None, kwarg
 
 
 def _check_options(factory: Any, spec: str, kwargs: dict[str, Any]) -> None:
-    """``ValueError`` naming the options of ``kwargs`` that ``factory``'s signature does not take,
-    and those it does (a factory that takes ``**kwargs``, or has no signature, is not checked)."""
+    """`ValueError` naming the options of `kwargs` that `factory`'s signature does not take,
+    and those it does (a factory that takes `**kwargs`, or has no signature, is not checked)."""
     try:
         parameters = inspect.signature(factory).parameters
     except (TypeError, ValueError):
@@ -192,7 +184,7 @@ def _check_options(factory: Any, spec: str, kwargs: dict[str, Any]) -> None:
 
 
 def _trained(path: Path, spec: str, rules: Rules | None, seed: int | None) -> Any:
-    """A trained agent from a run folder, a checkpoint folder or an ``.npz`` file."""
+    """A trained agent from a run folder, a checkpoint folder or an `.npz` file."""
     name = trained_agent_name(path)
     file = path / AGENT_FILE if path.is_dir() else path
     if path.is_dir() and not file.is_file():
@@ -206,7 +198,7 @@ def _trained(path: Path, spec: str, rules: Rules | None, seed: int | None) -> An
 
 
 def _imported(spec: str, rules: Rules | None, seed: int | None) -> Any:
-    """``module:attr`` or ``file.py:attr``: a policy, a factory or a plain policy function."""
+    """`module:attr` or `file.py:attr`: a policy, a factory or a plain policy function."""
     where, _, attr = spec.rpartition(":")
     if not attr.isidentifier():
         raise ValueError(f"agent spec {spec!r}: {attr!r} after ':' is not a Python name")
@@ -224,8 +216,8 @@ def _imported(spec: str, rules: Rules | None, seed: int | None) -> Any:
 
 
 def _named(policy: Any, name: str) -> Any:
-    """``policy`` as it is if it carries a ``name``; a plain function (or a nameless callable) as a
-    :class:`FunctionPolicy` called ``name``."""
+    """`policy` as it is if it carries a `name`; a plain function (or a nameless callable) as a
+    [`FunctionPolicy`][] called `name`."""
     if inspect.isfunction(policy) or inspect.ismethod(policy) or not hasattr(policy, "name"):
         return FunctionPolicy(policy, name)
     return policy
@@ -260,7 +252,7 @@ def _import_file(file: str, spec: str) -> Any:
 
 
 def _renamed(policy: Any, name: str) -> Any:
-    """``policy`` labelled ``name`` (its own attribute where it can take one)."""
+    """`policy` labelled `name` (its own attribute where it can take one)."""
     try:
         policy.name = name
     except AttributeError:

@@ -1,8 +1,8 @@
 """The threshold player: a simple rule-of-thumb baseline.
 
 * Setup: turns up its face-down slots in slot order.
-* Takes the discard if its value is at most ``take_max``; otherwise draws.
-* Keeps a card it took, or a drawn card worth at most ``keep_max``: it replaces its highest face-up
+* Takes the discard if its value is at most `take_max`; otherwise draws.
+* Keeps a card it took, or a drawn card worth at most `keep_max`: it replaces its highest face-up
   card if that is higher than the card in hand, otherwise its first face-down slot.
 * Otherwise discards the drawn card and turns up its first face-down slot.
 

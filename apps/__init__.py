@@ -1,1 +1,1 @@
-"""Applications: the ``skyjo`` command, play in the terminal and in the browser. Installed as ``skyjo_env.apps``."""
+"""Applications: the `skyjo` command, play in the terminal and in the browser. Installed as `skyjo_env.apps`."""

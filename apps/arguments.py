@@ -1,4 +1,4 @@
-"""Argument types and option groups that every ``skyjo`` subcommand shares: agent specs, integer
+"""Argument types and option groups that every `skyjo` subcommand shares: agent specs, integer
 ranges, player counts, the rule options, and the check for optional dependencies (extras)."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ class MissingExtra(ValueError):
 
 
 def require(extra: str, *modules: str) -> None:
-    """``MissingExtra`` naming ``extra`` unless every module in ``modules`` can be imported."""
+    """`MissingExtra` naming `extra` unless every module in `modules` can be imported."""
     missing = [m for m in modules if importlib.util.find_spec(m) is None]
     if missing:
         raise MissingExtra(
@@ -25,8 +25,8 @@ def require(extra: str, *modules: str) -> None:
 
 
 def player_counts(text: str) -> int | list[int]:
-    """argparse type: ``--players`` as one count 2..8 (``4``), a range (``2-8``) or a list (``3,5,8``)
-    of distinct counts, as ``skyjo train`` takes it."""
+    """argparse type: `--players` as one count 2..8 (`4`), a range (`2-8`) or a list (`3,5,8`)
+    of distinct counts, as `skyjo train` takes it."""
     from skyjo_env.mixed_games import check_player_counts
     from skyjo_env.train.config import parse_players
 
@@ -53,7 +53,7 @@ def agent_spec(text: str) -> str:
 
 
 def int_range(low: int, high: int | None) -> Callable[[str], int]:
-    """argparse type: an integer in ``low..high`` (no upper bound if ``high`` is None)."""
+    """argparse type: an integer in `low..high` (no upper bound if `high` is None)."""
 
     def parse(text: str) -> int:
         try:
@@ -69,10 +69,10 @@ def int_range(low: int, high: int | None) -> Callable[[str], int]:
 
 
 def add_rule_arguments(parser: argparse.ArgumentParser, *, defaults: bool = True) -> None:
-    """Rule options (``Rules`` fields other than ``num_players``).
+    """Rule options (`Rules` fields other than `num_players`).
 
-    With ``defaults=False`` an option not given is left out of the namespace, so that a run's saved
-    or configured rules stand (``skyjo train``).
+    With `defaults=False` an option not given is left out of the namespace, so that a run's saved
+    or configured rules stand (`skyjo train`).
     """
     default: Callable[[Any], Any] = (lambda value: value) if defaults else (lambda value: argparse.SUPPRESS)
     group = parser.add_argument_group("rules (RULES.md)")
@@ -90,7 +90,7 @@ def add_rule_arguments(parser: argparse.ArgumentParser, *, defaults: bool = True
 
 
 def rule_options(args: argparse.Namespace) -> dict[str, Any]:
-    """The ``Rules`` options (but ``num_players``) that :func:`add_rule_arguments` flags set."""
+    """The `Rules` options (but `num_players`) that [`add_rule_arguments()`][add_rule_arguments] flags set."""
     out: dict[str, Any] = {}
     if hasattr(args, "no_column_rule"):
         out["column_rule"] = not args.no_column_rule
@@ -103,12 +103,12 @@ def rule_options(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def rules_from_args(args: argparse.Namespace, players: int) -> Rules:
-    """The :class:`Rules` given by :func:`add_rule_arguments` options, for ``players`` players."""
+    """The [`Rules`][] given by [`add_rule_arguments()`][add_rule_arguments] options, for `players` players."""
     return Rules.from_dict({**rule_options(args), "num_players": players})
 
 
 def build_agents(specs_: Sequence[str], rules: Rules, seed: int | None) -> list[Any]:
-    """The agents of ``specs_`` for a table under ``rules`` (agent ``i`` seeded ``seed + i``)."""
+    """The agents of `specs_` for a table under `rules` (agent `i` seeded `seed + i`)."""
     from skyjo_env import agents
 
     return [agents.make(spec, rules=rules, seed=None if seed is None else seed + i) for i, spec in enumerate(specs_)]

@@ -1,13 +1,13 @@
-"""Training backends: the methods ``skyjo train --backend NAME`` runs, behind one small interface.
+"""Training backends: the methods `skyjo train --backend NAME` runs, behind one small interface.
 
-Every backend trains the same recipe, one :class:`~skyjo_env.train.config.TrainConfig` (every field a
-``skyjo train`` flag), and leaves the same run folder (:mod:`skyjo_env.train.runs`). A
-:class:`Backend` names the extra it needs, the fields it cannot honour (refused when set, never
-ignored) and the function that trains. Two are registered: ``sb3`` (sb3-contrib's MaskablePPO on the
-batched vector env, :mod:`skyjo_env.train.ppo`) and ``rllib`` (Ray RLlib's PPO with EnvRunners
-stepping the batched vector env, on one machine or a cluster, :mod:`skyjo_env.train.rllib_ppo`). A
-third training method is a module with a ``train(config, resume, *, overwrite, progress, say)``
-function, registered here with :func:`register_backend` (see CONTRIBUTING.md).
+Every backend trains the same recipe, one [`TrainConfig`][] (every field a
+`skyjo train` flag), and leaves the same run folder ([`skyjo_env.train.runs`][]). A
+[`Backend`][] names the extra it needs, the fields it cannot honour (refused when set, never
+ignored) and the function that trains. Two are registered: `sb3` (sb3-contrib's MaskablePPO on the
+batched vector env, [`skyjo_env.train.ppo`][]) and `rllib` (Ray RLlib's PPO with EnvRunners
+stepping the batched vector env, on one machine or a cluster, [`skyjo_env.train.rllib_ppo`][]). A
+third training method is a module with a `train(config, resume, *, overwrite, progress, say)`
+function, registered here with [`register_backend()`][register_backend] (see CONTRIBUTING.md).
 """
 
 from __future__ import annotations
@@ -26,24 +26,24 @@ from skyjo_env.train.config import CHECKPOINT, FIXED_ON_RESUME, TrainConfig, che
 if TYPE_CHECKING:  # the run's steps need torch: the command line loads them only to train
     from skyjo_env.train.runs import TrainOutcome
 
-#: How a backend trains: ``train(config, resume, *, overwrite, progress, say)`` (``resume``: the
-#: checkpoint folder of the run to continue, or ``None``).
+#: How a backend trains: `train(config, resume, *, overwrite, progress, say)` (`resume`: the
+#: checkpoint folder of the run to continue, or `None`).
 Trainer = Callable[..., "TrainOutcome"]
 
 
 @dataclass(frozen=True)
 class Backend:
-    """One way to train the recipe of a :class:`TrainConfig`."""
+    """One way to train the recipe of a [`TrainConfig`][]."""
 
     name: str
-    help: str  #: one line for ``skyjo train --help``
-    extra: str  #: the extra it needs (``pip install 'skyjo-env[EXTRA]'``)
+    help: str  #: one line for `skyjo train --help`
+    extra: str  #: the extra it needs (`pip install 'skyjo-env[EXTRA]'`)
     modules: tuple[str, ...]  #: modules of that extra, checked before anything runs
     train: Trainer
     cannot: tuple[str, ...] = ()  #: TrainConfig fields it cannot honour: refused unless at their defaults
 
     def check(self, config: TrainConfig) -> None:
-        """``ValueError`` naming the first field of ``cannot`` that ``config`` sets to another value than its default."""
+        """`ValueError` naming the first field of `cannot` that `config` sets to another value than its default."""
         defaults = {f.name: default_of(f) for f in fields(TrainConfig)}
         for name in self.cannot:
             if getattr(config, name) != defaults[name]:
@@ -59,21 +59,21 @@ BACKENDS: dict[str, Backend] = {}
 
 
 def register_backend(backend: Backend) -> None:
-    """Make ``skyjo train --backend NAME`` run ``backend``; ``ValueError`` if the name is taken."""
+    """Make `skyjo train --backend NAME` run `backend`; `ValueError` if the name is taken."""
     if backend.name in BACKENDS:
         raise ValueError(f"a training backend named {backend.name!r} is already registered")
     BACKENDS[backend.name] = backend
 
 
 def default_out(backend: str, players: Any) -> str:
-    """The run folder of a backend's run when ``--out`` is not given: ``runs/ppo-2p``, ``runs/rllib-3-8p``."""
+    """The run folder of a backend's run when `--out` is not given: `runs/ppo-2p`, `runs/rllib-3-8p`."""
     prefix = "ppo" if backend == "sb3" else backend
     return f"runs/{prefix}-{count_range(tuple(players)) if isinstance(players, list) else players}p".replace(", ", ",")
 
 
 def train_config_from_args(args: argparse.Namespace) -> TrainConfig:
-    """The :class:`TrainConfig` of ``skyjo train`` options: the resumed run's or ``--config``'s, then
-    flags; ``ValueError`` for a field the chosen backend cannot honour."""
+    """The [`TrainConfig`][] of `skyjo train` options: the resumed run's or `--config`'s, then
+    flags; `ValueError` for a field the chosen backend cannot honour."""
     flags = given(args, TrainConfig)
     if "opponents" in flags:
         flags["opponents"] = dict(opponent_weight(text) for text in flags["opponents"])
@@ -110,14 +110,14 @@ def train_config_from_args(args: argparse.Namespace) -> TrainConfig:
 
 
 def train_sb3(config: TrainConfig, resume: Path | None = None, **options: Any) -> TrainOutcome:
-    """Train with MaskablePPO (:func:`skyjo_env.train.ppo.train`)."""
+    """Train with MaskablePPO ([`skyjo_env.train.ppo.train()`][skyjo_env.train.ppo.train])."""
     from skyjo_env.train.ppo import train
 
     return train(config, resume, **options)
 
 
 def train_rllib(config: TrainConfig, resume: Path | None = None, **options: Any) -> TrainOutcome:
-    """Train with Ray RLlib (:func:`skyjo_env.train.rllib_ppo.train`)."""
+    """Train with Ray RLlib ([`skyjo_env.train.rllib_ppo.train()`][skyjo_env.train.rllib_ppo.train])."""
     from skyjo_env.train.rllib_ppo import train
 
     return train(config, resume, **options)

@@ -1,13 +1,13 @@
-"""The ``skyjo`` command: one argparse subcommand per job.
+"""The `skyjo` command: one argparse subcommand per job.
 
-Each subcommand (``tournament``, ``train``, ``play``, ``serve``, ``benchmark``) has here an
-``add_<name>_parser(subparsers)`` that declares its arguments and sets ``func`` to the function that
-runs it; :func:`build_parser` wires them all. Shared argument types and
-the rule options are in :mod:`skyjo_env.apps.arguments`; the training flags are generated from each
-training backend's settings dataclass (:mod:`skyjo_env.apps.backends`, :mod:`skyjo_env.apps.flags`). Bad input of any kind
-(argparse's errors too, see :class:`Parser`) ends with one line on stderr and exit status 2, before
-any work is done (output folders included: :func:`~skyjo_env.evaluation.report.check_output_folder`);
-set ``SKYJO_TRACEBACK=1`` to see the traceback behind such a line. ``skyjo --help`` and ``skyjo tournament`` need the core
+Each subcommand (`tournament`, `train`, `play`, `serve`, `benchmark`) has here an
+`add_<name>_parser(subparsers)` that declares its arguments and sets `func` to the function that
+runs it; [`build_parser()`][build_parser] wires them all. Shared argument types and
+the rule options are in [`skyjo_env.apps.arguments`][]; the training flags are generated from each
+training backend's settings dataclass ([`skyjo_env.apps.backends`][], [`skyjo_env.apps.flags`][]). Bad input of any kind
+(argparse's errors too, see [`Parser`][]) ends with one line on stderr and exit status 2, before
+any work is done (output folders included: [`check_output_folder()`][skyjo_env.evaluation.report.check_output_folder]);
+set `SKYJO_TRACEBACK=1` to see the traceback behind such a line. `skyjo --help` and `skyjo tournament` need the core
 dependencies only; a command that needs an extra says which.
 """
 
@@ -72,7 +72,7 @@ def add_tournament_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def tournament(args: argparse.Namespace) -> int:
-    """Run the ``tournament`` subcommand: every input (output folders, agents at each table size)
+    """Run the `tournament` subcommand: every input (output folders, agents at each table size)
     is checked before the first game."""
     from skyjo_env.evaluation.report import FILES, check_output_folder, print_table, save
     from skyjo_env.evaluation.tournament import run_tournament
@@ -134,7 +134,7 @@ def add_train_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def train(args: argparse.Namespace) -> int:
-    """Run the ``train`` subcommand with the chosen backend (:mod:`skyjo_env.apps.backends`)."""
+    """Run the `train` subcommand with the chosen backend ([`skyjo_env.apps.backends`][])."""
     backend = BACKENDS[args.backend]
     config = train_config_from_args(args)
     require(backend.extra, *backend.modules)
@@ -165,7 +165,7 @@ def add_play_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def play(args: argparse.Namespace) -> int:
-    """Run the ``play`` subcommand."""
+    """Run the `play` subcommand."""
     from skyjo_env.apps.play import play as play_game
 
     players = len(args.opponents) + 1
@@ -183,7 +183,7 @@ def play(args: argparse.Namespace) -> int:
 
 
 def _ask(prompt: str) -> str:
-    """``input(prompt)``, ending the prompt's line when the input ends (Ctrl-D) or is interrupted (Ctrl-C)."""
+    """`input(prompt)`, ending the prompt's line when the input ends (Ctrl-D) or is interrupted (Ctrl-C)."""
     try:
         return input(prompt)
     except (EOFError, KeyboardInterrupt):
@@ -192,14 +192,14 @@ def _ask(prompt: str) -> str:
 
 
 # ---------------------------------------------------------------------------- serve
-#: Where ``skyjo serve`` saves its games unless ``--games-dir`` says otherwise.
+#: Where `skyjo serve` saves its games unless `--games-dir` says otherwise.
 DEFAULT_GAMES_DIR = "runs/web-games"
-#: What ``skyjo serve`` says when the ``web`` extra is not installed.
+#: What `skyjo serve` says when the `web` extra is not installed.
 MISSING_EXTRA = "skyjo serve: the web server needs the web extra: pip install 'skyjo-env[web]'"
 
 
 def add_serve_parser(subparsers: argparse._SubParsersAction) -> None:
-    """The ``serve`` subcommand."""
+    """The `serve` subcommand."""
     parser = subparsers.add_parser(
         "serve",
         help="play Skyjo in the browser against agents",
@@ -216,7 +216,7 @@ def add_serve_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def serve(args: argparse.Namespace) -> int:
-    """Run the ``serve`` subcommand: listen, print the address, serve until interrupted."""
+    """Run the `serve` subcommand: listen, print the address, serve until interrupted."""
     from skyjo_env.apps.serve import create_app
 
     try:
@@ -246,7 +246,7 @@ def serve(args: argparse.Namespace) -> int:
 
 # ---------------------------------------------------------------------------- benchmark
 def add_benchmark_parser(subparsers: argparse._SubParsersAction) -> None:
-    """``skyjo benchmark SPEC [--suite quick|full] [--players P ...] [--out DIR] [--no-progress]``."""
+    """`skyjo benchmark SPEC [--suite quick|full] [--players P ...] [--out DIR] [--no-progress]`."""
     parser = subparsers.add_parser(
         "benchmark",
         help="rate an agent against the reference suite on the fixed scale (random 0, counting 1000)",
@@ -266,7 +266,7 @@ def add_benchmark_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def benchmark(args: argparse.Namespace) -> int:
-    """Run the ``benchmark`` subcommand (bad input raises ``ValueError``: ``skyjo`` prints its one line, status 2)."""
+    """Run the `benchmark` subcommand (bad input raises `ValueError`: `skyjo` prints its one line, status 2)."""
     plan = Benchmark(args.spec, args.suite, args.players)
     out = output_folder(args.out or f"runs/benchmark-{re.sub(r'[^A-Za-z0-9._+-]+', '_', plan.name)}")
     card = plan.run(progress=not args.no_progress)
@@ -278,9 +278,9 @@ def benchmark(args: argparse.Namespace) -> int:
 
 # ---------------------------------------------------------------------------- main
 class Parser(argparse.ArgumentParser):
-    """The parser of ``skyjo`` and (argparse builds them of the same class) of every subcommand: an
-    error is one line, ``skyjo <command>: error: <message>``, not the usage (``--help`` shows it); a
-    flag is taken whole, never by a prefix (a mistyped ``--env-runner 2`` is an error, not ``--env-runners``)."""
+    """The parser of `skyjo` and (argparse builds them of the same class) of every subcommand: an
+    error is one line, `skyjo <command>: error: <message>`, not the usage (`--help` shows it); a
+    flag is taken whole, never by a prefix (a mistyped `--env-runner 2` is an error, not `--env-runners`)."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs.setdefault("allow_abbrev", False)
@@ -291,7 +291,7 @@ class Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The ``skyjo`` parser with every subcommand."""
+    """The `skyjo` parser with every subcommand."""
     parser = Parser(prog="skyjo", description="skyjo-env: Skyjo engine, agents and tournaments")
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     add_tournament_parser(subparsers)
@@ -303,7 +303,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``skyjo`` console script; returns the exit status."""
+    """Entry point of the `skyjo` console script; returns the exit status."""
     parser = build_parser()
     args, unknown = parser.parse_known_args(argv)
     if unknown:  # said by the subcommand's parser, which names the command
@@ -325,7 +325,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _subparser(parser: argparse.ArgumentParser, command: str) -> argparse.ArgumentParser:
-    """The parser of subcommand ``command`` (argparse keeps its actions there and offers no public lookup)."""
+    """The parser of subcommand `command` (argparse keeps its actions there and offers no public lookup)."""
     (subparsers,) = (a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
     return subparsers.choices[command]
 

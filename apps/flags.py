@@ -1,52 +1,48 @@
-'''Configuration dataclasses: command-line flags generated from their fields (CleanRL style).
+"""Configuration dataclasses: command-line flags generated from their fields (CleanRL style).
 
-A configuration dataclass states each field once: its type, its default, and a docstring right
-after it (an *attribute docstring*, which documentation tools render too)::
+A configuration dataclass states each field once: its type, its documentation (a `Doc` in an
+`Annotated` type, which the API reference renders too) and its default:
 
-    total_timesteps: int = 10_000_000
-    """Learner actions to train for."""
+    total_timesteps: Annotated[int, Doc("Learner actions to train for.")] = 10_000_000
 
-:func:`add_flags` turns every field into a ``--field-name`` flag whose help is that docstring and
-the default; :func:`given` returns the fields the command line set, so a configuration file or a
-resumed run can supply the rest. A field's ``metadata`` may add ``flags`` (more names, e.g.
-``("--out",)``), ``type`` (an argparse type for one value) and ``metavar``.
-'''
+[`add_flags()`][add_flags] turns every field into a `--field-name` flag whose help is that text and the
+default; [`given()`][given] returns the fields the command line set, so a configuration file or a
+resumed run can supply the rest. A field's `metadata` may add `flags` (more names, e.g.
+`("--out",)`), `type` (an argparse type for one value) and `metavar`.
+"""
 
 from __future__ import annotations
 
 import argparse
-import ast
 import dataclasses
-import inspect
-import textwrap
 import types
 import typing
 from collections.abc import Callable
 from functools import cache
 from typing import Any
 
-#: What a command line writes for a field's ``None``.
+from typing_extensions import Doc
+
+#: What a command line writes for a field's `None`.
 NONE = "none"
 _METAVARS: dict[Any, str] = {int: "N", float: "X"}
 
 
 @cache
-def docstrings(cls: type) -> dict[str, str]:
-    """The attribute docstring of every field of the dataclass ``cls`` (the string literal after it)."""
-    tree = ast.parse(textwrap.dedent(inspect.getsource(cls)))
-    body = tree.body[0].body  # type: ignore[attr-defined]
-    found = {}
-    for node, after in zip(body, body[1:]):
-        if (
-            isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)
-            and isinstance(after, ast.Expr) and isinstance(after.value, ast.Constant) and isinstance(after.value.value, str)
-        ):  # fmt: skip
-            found[node.target.id] = " ".join(after.value.value.split())
-    return found
+def field_docs(cls: type) -> dict[str, str]:
+    """The documentation of every field of the dataclass `cls` that has one (the `Doc` of an
+    `Annotated[T, Doc("...")]` annotation), whitespace collapsed."""
+    hints = typing.get_type_hints(cls, include_extras=True)
+    return {
+        field.name: " ".join(extra.documentation.split())
+        for field in dataclasses.fields(cls)
+        for extra in getattr(hints[field.name], "__metadata__", ())
+        if isinstance(extra, Doc)
+    }
 
 
 def flag(name: str) -> str:
-    """The flag of a field: ``total_timesteps`` -> ``--total-timesteps``."""
+    """The flag of a field: `total_timesteps` -> `--total-timesteps`."""
     return "--" + name.replace("_", "-")
 
 
@@ -66,15 +62,15 @@ def add_flags(
     skip: tuple[str, ...] = (),
     shown: dict[str, str] | None = None,
 ) -> list[str]:
-    """Add a flag for every field of dataclass ``cls`` but ``skip``; returns the fields added.
+    """Add a flag for every field of dataclass `cls` but `skip`; returns the fields added.
 
     A field whose flag the parser already has is left to that flag, if it came from a field of the
-    same name (another dataclass sharing the setting); any other clash raises ``ValueError``.
-    Flags default to ``argparse.SUPPRESS``: only the flags given appear in the parsed namespace.
-    ``shown`` may say, per field, how its help states the default (else :func:`show_default`).
+    same name (another dataclass sharing the setting); any other clash raises `ValueError`.
+    Flags default to `argparse.SUPPRESS`: only the flags given appear in the parsed namespace.
+    `shown` may say, per field, how its help states the default (else [`show_default()`][show_default]).
     """
     hints = typing.get_type_hints(cls)
-    docs = docstrings(cls)
+    docs = field_docs(cls)
     existing = _flag_fields(parser)
     added = []
     for field in dataclasses.fields(cls):
@@ -104,12 +100,12 @@ def add_flags(
 
 
 def given(args: argparse.Namespace, cls: type) -> dict[str, Any]:
-    """The fields of dataclass ``cls`` that the parsed command line set."""
+    """The fields of dataclass `cls` that the parsed command line set."""
     return {f.name: getattr(args, f.name) for f in dataclasses.fields(cls) if hasattr(args, f.name)}
 
 
 def _flag_fields(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> dict[str, str | None]:
-    """Every flag the parser has -> the field it was generated from (``None`` for a hand-written one)."""
+    """Every flag the parser has -> the field it was generated from (`None` for a hand-written one)."""
     return {
         name: getattr(action, "field", None)
         for action in parser._actions  # argparse keeps its actions there and offers no public lookup
@@ -118,7 +114,7 @@ def _flag_fields(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> d
 
 
 def _argparse_options(field: dataclasses.Field, hint: Any) -> dict[str, Any]:
-    """``type``, ``nargs``, ``choices``, ``action`` and ``metavar`` for a field of type ``hint``."""
+    """`type`, `nargs`, `choices`, `action` and `metavar` for a field of type `hint`."""
     options: dict[str, Any] = {}
     optional, hint = _without_none(hint)
     origin = typing.get_origin(hint)
@@ -149,7 +145,7 @@ def _argparse_options(field: dataclasses.Field, hint: Any) -> dict[str, Any]:
 
 
 def _without_none(hint: Any) -> tuple[bool, Any]:
-    """``(True, X)`` for ``X | None``, else ``(False, hint)``."""
+    """`(True, X)` for `X | None`, else `(False, hint)`."""
     if typing.get_origin(hint) in (typing.Union, types.UnionType):
         rest = [a for a in typing.get_args(hint) if a is not type(None)]
         if len(rest) == 1:
@@ -158,7 +154,7 @@ def _without_none(hint: Any) -> tuple[bool, Any]:
 
 
 def _number(kind: Callable[[str], Any]) -> Callable[[str], Any]:
-    """argparse type for ``int`` or ``float`` with a message that names the value."""
+    """argparse type for `int` or `float` with a message that names the value."""
 
     def parse(text: str) -> Any:
         try:
@@ -171,7 +167,7 @@ def _number(kind: Callable[[str], Any]) -> Callable[[str], Any]:
 
 
 def _or_none(one: Callable[[str], Any]) -> Callable[[str], Any]:
-    """argparse type: :data:`NONE` for ``None``, else ``one(text)``."""
+    """argparse type: [`NONE`][] for `None`, else `one(text)`."""
 
     def parse(text: str) -> Any:
         return None if text == NONE else one(text)

@@ -1,8 +1,8 @@
-"""``skyjo play``: a person plays Skyjo in the terminal against agents.
+"""`skyjo play`: a person plays Skyjo in the terminal against agents.
 
 The table is shown as text (only what the person's seat may see), with the slot numbers beside it.
-Moves are short commands: ``d`` / ``draw``, ``t`` / ``take``, ``r K`` / ``replace K``, ``f K`` /
-``flip K`` (slot K = row * 4 + column, 0..11), ``help`` and ``quit``; on a terminal the line can be
+Moves are short commands: `d` / `draw`, `t` / `take`, `r K` / `replace K`, `f K` /
+`flip K` (slot K = row * 4 + column, 0..11), `help` and `quit`; on a terminal the line can be
 edited and earlier moves recalled (readline). A bad entry is answered with the legal moves; Ctrl-C
 or the end of input leaves the game. At every round end every grid is shown turned up, with each
 seat's score and any doubling (R16, R17).
@@ -36,7 +36,7 @@ class Quit(Exception):
 
 
 def read_move(legal: np.ndarray, ask: Callable[[str], str], say: Callable[[str], None]) -> int:
-    """Ask until the person enters a legal move; raises :class:`Quit` on ``quit``, Ctrl-C or end of input."""
+    """Ask until the person enters a legal move; raises [`Quit`][] on `quit`, Ctrl-C or end of input."""
     legal_names = names(legal)
     while True:
         try:
@@ -72,7 +72,7 @@ def play(
     ask: Callable[[str], str] = input,
     say: Callable[[str], None] = print,
 ) -> list[int] | None:
-    """Play one game with the person in ``seat`` and ``opponents`` in the other seats, in order.
+    """Play one game with the person in `seat` and `opponents` in the other seats, in order.
 
     Returns the final totals, or None if the person left.
     """

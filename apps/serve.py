@@ -1,35 +1,33 @@
-"""``skyjo serve``: play Skyjo in the browser against the agents, or watch agents play each other.
+"""`skyjo serve`: play Skyjo in the browser against the agents, or watch agents play each other.
 
-A Starlette app (the ``web`` extra: ``pip install 'skyjo-env[web]'``) serves the page in
-``apps/web/`` and a JSON API over :mod:`skyjo_env.apps.web_games`:
+A Starlette app (the `web` extra: `pip install 'skyjo-env[web]'`) serves the page in
+`apps/web/` and a JSON API over [`skyjo_env.apps.web_games`][]:
 
-=======================================  ====================================================================
-route                                    what it does
-=======================================  ====================================================================
-``GET /api/options``                     agents and the seat counts each fits, default agents, rule options
-``POST /api/games``                      new game from ``{"seats": [null, "ppo-2p"], "rules": {...}, "seed": 1}``
-``GET /api/games/{id}``                  the game as the person's seat may see it (a *view*)
-``POST /api/games/{id}/moves``           the person's move ``{"action": 0, "step": 7}``; returns the view
-``POST /api/games/{id}/advance``         one move of the agent whose turn it is, ``{"step": 7}``; returns the view
-``GET /api/games/{id}/snapshot``         the engine's snapshot JSON (a human game only once it is over)
-=======================================  ====================================================================
+route                          | what it does
+------------------------------ | ------------
+`GET /api/options`             | agents and the seat counts each fits, default agents, rule options
+`POST /api/games`              | new game from `{"seats": [null, "ppo-2p"], "rules": {...}, "seed": 1}`
+`GET /api/games/{id}`          | the game as the person's seat may see it (a *view*)
+`POST /api/games/{id}/moves`   | the person's move `{"action": 0, "step": 7}`; returns the view
+`POST /api/games/{id}/advance` | one move of the agent whose turn it is, `{"step": 7}`; returns the view
+`GET /api/games/{id}/snapshot` | the engine's snapshot JSON (a human game only once it is over)
 
-A view is ``{"id", "seats", "you" (the person's seat, or null), "rules", "table"`` (the fields of
-:class:`skyjo_env.render.Table`), ``"legal"`` (the person's moves now, ``[{"action": 0, "name":
-"draw"}, ...]``), ``"last_move"`` (``{"seat", "action", "name"}``), ``"last_round"`` (``{"round",
-"cards", "removed", "scores", "ender", "doubled": {"seat", "from", "to"} or null, "totals"}``),
-``"snapshot_ready"`` and ``"step"`` (the moves played so far)``}``.
+A view is `{"id", "seats", "you" (the person's seat, or null), "rules", "table"` (the fields of
+[`skyjo_env.render.Table`][]), `"legal"` (the person's moves now, `[{"action": 0, "name":
+"draw"}, ...]`), `"last_move"` (`{"seat", "action", "name"}`), `"last_round"` (`{"round",
+"cards", "removed", "scores", "ender", "doubled": {"seat", "from", "to"} or null, "totals"}`),
+`"snapshot_ready"` and `"step"` (the moves played so far)`}`.
 
-``rules`` and ``seed`` are optional: without a seed the game is dealt from a secret one, which no
-response shows. A move and an advance name the ``step`` of the view they were made from: once the
+`rules` and `seed` are optional: without a seed the game is dealt from a secret one, which no
+response shows. A move and an advance name the `step` of the view they were made from: once the
 game has moved on (another tab, an overtaking request) they are refused with a 409 whose JSON has
-the current ``"view"``. Each game's moves are applied one at a time.
+the current `"view"`. Each game's moves are applied one at a time.
 
-A refused request gets a 4xx ``{"error": "..."}`` (a refused move also ``"legal"``) and changes
+A refused request gets a 4xx `{"error": "..."}` (a refused move also `"legal"`) and changes
 nothing; a fault of the server's own (a game file it cannot read or write) is a 500, also JSON.
-A POST must be ``Content-Type: application/json`` (else 415), at most 64 KiB (else 413), nested at
+A POST must be `Content-Type: application/json` (else 415), at most 64 KiB (else 413), nested at
 most 8 deep (else 400), and come from the page's own origin if it names one (else 403), so another
-web site cannot play or create games. Games are saved as JSON files in ``--games-dir`` (made when the
+web site cannot play or create games. Games are saved as JSON files in `--games-dir` (made when the
 first game is saved); a restarted server resumes them. Finished games and all but the 256 games
 used last leave memory, not the folder.
 """
@@ -51,9 +49,9 @@ MAX_NESTING = 8  # levels of lists and objects in a request body
 
 
 def create_app(games_dir: str | Path) -> Starlette:
-    """The web app, keeping its games in ``games_dir`` (made when the first game is saved).
+    """The web app, keeping its games in `games_dir` (made when the first game is saved).
 
-    ``OSError`` if ``games_dir`` cannot be a writable folder.
+    `OSError` if `games_dir` cannot be a writable folder.
     """
     from starlette.applications import Starlette
     from starlette.concurrency import run_in_threadpool
@@ -158,7 +156,7 @@ async def body(request: Request) -> Any:
 
 
 def _nested_deeper(data: Any, levels: int) -> bool:
-    """Whether ``data`` nests lists and objects more than ``levels`` deep."""
+    """Whether `data` nests lists and objects more than `levels` deep."""
     if not isinstance(data, dict | list):
         return False
     items = data.values() if isinstance(data, dict) else data

@@ -1,21 +1,21 @@
-"""The games of ``skyjo serve``: kept as engine snapshots, stepped one move at a time, shown per seat.
+"""The games of `skyjo serve`: kept as engine snapshots, stepped one move at a time, shown per seat.
 
-A game is a *record* of plain JSON data: ``seats`` (per seat an agent name, or ``None`` for the
-person; no ``None``: a spectator game), ``state`` (the engine's snapshot, :mod:`skyjo_env.snapshot`),
-``last_move`` and ``last_round``. Each call imports the snapshot into a fresh one-game engine, steps
+A game is a *record* of plain JSON data: `seats` (per seat an agent name, or `None` for the
+person; no `None`: a spectator game), `state` (the engine's snapshot, [`skyjo_env.snapshot`][]),
+`last_move` and `last_round`. Each call imports the snapshot into a fresh one-game engine, steps
 it and exports it again, so no live engine outlives a request and a record on disk resumes as it was.
 
-:func:`view` is all a client ever sees of a game: it is built from
-:func:`skyjo_env.render.public_table` for the person's seat (a spectator: public information only),
-so face-down cards, the draw pile's order and another seat's drawn card never leave the server.
-The full snapshot (:func:`snapshot`) is given out only once nothing is secret any more: a human
+[`view()`][view] is all a client ever sees of a game: it is built from
+[`skyjo_env.render.public_table()`][skyjo_env.render.public_table] for the person's seat (a spectator: public
+information only), so face-down cards, the draw pile's order and another seat's drawn card never leave the server.
+The full snapshot ([`snapshot()`][snapshot]) is given out only once nothing is secret any more: a human
 game that is over, or a spectator game. A game the request gives no seed is dealt from a seed drawn
-by ``secrets`` and never shown, so no other game (a spectator game's snapshot included) holds its deal.
+by `secrets` and never shown, so no other game (a spectator game's snapshot included) holds its deal.
 
-Every view carries ``step``, the number of moves played; a move or an advance names the step it was
+Every view carries `step`, the number of moves played; a move or an advance names the step it was
 made at and is refused (409, with the game's view now) if the game has moved on since: two tabs, or
 a request overtaken by another, never apply a move to a state their sender did not see.
-:class:`GameStore` applies each game's changes one at a time.
+[`GameStore`][] applies each game's changes one at a time.
 """
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ _GAME_ID = re.compile(r"[0-9a-f]{32}")
 
 
 class GameError(Exception):
-    """A request refused with HTTP ``status``; ``extra`` goes into the JSON error beside the message."""
+    """A request refused with HTTP `status`; `extra` goes into the JSON error beside the message."""
 
     def __init__(self, status: int, message: str, **extra: Any) -> None:
         super().__init__(message)
@@ -65,10 +65,10 @@ class GameError(Exception):
 
 # ---------------------------------------------------------------------------------------- agents
 def policy(name: str, rules: Rules) -> Policy:
-    """The registered agent ``name`` at a table under ``rules``, built once per process.
+    """The registered agent `name` at a table under `rules`, built once per process.
 
     Only registered names: a request must not make the server import files (agent specs such as
-    ``file.py:attr`` are for the command line). ``GameError`` for an unknown name or an agent that
+    `file.py:attr` are for the command line). `GameError` for an unknown name or an agent that
     does not play this many seats.
     """
     if name not in agents.names():
@@ -83,13 +83,13 @@ def policy(name: str, rules: Rules) -> Policy:
 
 
 def fits(name: str, num_players: int) -> bool:
-    """Whether agent ``name`` plays ``num_players``-player games (a network reads one player count only)."""
+    """Whether agent `name` plays `num_players`-player games (a network reads one player count only)."""
     return _built(name, Rules(num_players=num_players)) is not None
 
 
 @functools.cache
 def _built(name: str, rules: Rules) -> Policy | None:
-    """``agents.make(name, rules=rules)``, once per process; ``None`` if the agent does not fit the table."""
+    """`agents.make(name, rules=rules)`, once per process; `None` if the agent does not fit the table."""
     try:
         with warnings.catch_warnings():  # a network trained under other rules still plays: the page needs no warning
             warnings.simplefilter("ignore", UserWarning)
@@ -99,7 +99,7 @@ def _built(name: str, rules: Rules) -> Policy | None:
 
 
 def default_agent(num_players: int) -> str:
-    """The shipped PPO agent for ``num_players`` players where there is one, else ``counting``."""
+    """The shipped PPO agent for `num_players` players where there is one, else `counting`."""
     name = f"ppo-{num_players}p"
     return name if name in agents.names() and fits(name, num_players) else "counting"
 
@@ -116,7 +116,7 @@ def options() -> dict[str, Any]:
 
 # ---------------------------------------------------------------------------------------- games
 def new_game(body: Any) -> dict[str, Any]:
-    """A new game's record from a request ``{"seats": [...], "rules": {...}, "seed": n}`` (rules, seed optional)."""
+    """A new game's record from a request `{"seats": [...], "rules": {...}, "seed": n}` (rules, seed optional)."""
     body = _object(body)
     seats = body.get("seats")
     if not isinstance(seats, list) or not all(s is None or isinstance(s, str) for s in seats):
@@ -138,7 +138,7 @@ def new_game(body: Any) -> dict[str, Any]:
 
 
 def _seed(seed: Any) -> int:
-    """The seed a request chose, or a secret one drawn by ``secrets`` if it chose none."""
+    """The seed a request chose, or a secret one drawn by `secrets` if it chose none."""
     if seed is None:
         return secrets.randbits(SEED_BITS)
     if not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed < 2**SEED_BITS:
@@ -147,7 +147,7 @@ def _seed(seed: Any) -> int:
 
 
 def move(game_id: str, record: dict[str, Any], body: Any) -> dict[str, Any]:
-    """The record after the person's move ``{"action": id, "step": n}`` (action ids: :mod:`skyjo_env.actions`)."""
+    """The record after the person's move `{"action": id, "step": n}` (action ids: [`skyjo_env.actions`][])."""
     action = _seen(game_id, record, body).get("action")
     engine = _playing(record)
     person = _person(record)
@@ -165,7 +165,7 @@ def move(game_id: str, record: dict[str, Any], body: Any) -> dict[str, Any]:
 
 
 def advance(game_id: str, record: dict[str, Any], body: Any) -> dict[str, Any]:
-    """The record after one move of the agent whose turn it is, asked for by ``{"step": n}``."""
+    """The record after one move of the agent whose turn it is, asked for by `{"step": n}`."""
     _seen(game_id, record, body)
     engine = _playing(record)
     seat = int(engine.current[0])
@@ -203,7 +203,7 @@ def snapshot(record: dict[str, Any]) -> dict[str, Any]:
 
 
 def _seen(game_id: str, record: dict[str, Any], body: Any) -> dict[str, Any]:
-    """The request ``body``, if its ``step`` is the game's: 400 without one, 409 with the view now if stale."""
+    """The request `body`, if its `step` is the game's: 400 without one, 409 with the view now if stale."""
     body = _object(body)
     seen = body.get("step")
     if not isinstance(seen, int) or isinstance(seen, bool) or seen < 0:
@@ -223,7 +223,7 @@ def _steps(record: dict[str, Any]) -> int:
 
 
 def _step(record: dict[str, Any], engine: SkyjoEngine, action: Any) -> dict[str, Any]:
-    """The record after ``action`` (``ValueError`` from the engine if it is not a legal action id)."""
+    """The record after `action` (`ValueError` from the engine if it is not a legal action id)."""
     seat = int(engine.current[0])
     result = engine.step(np.array([action]))
     action = int(action)
@@ -236,7 +236,8 @@ def _step(record: dict[str, Any], engine: SkyjoEngine, action: Any) -> dict[str,
 
 
 def _round_end(before: dict[str, Any], action: int) -> dict[str, Any]:
-    """The round that ``action`` ends in state ``before`` (:func:`skyjo_env.render.round_end`), as JSON data."""
+    """The round that `action` ends in state `before` ([`skyjo_env.render.round_end()`][skyjo_env.render.round_end]), as
+    JSON data."""
     r = round_end(before, action)
     doubled = {"seat": r.ender, "from": r.doubled_from, "to": r.scores[r.ender]} if r.doubled_from is not None else None
     return {"round": r.round, "cards": r.cards, "removed": r.removed, "scores": r.scores, "ender": r.ender,
@@ -266,7 +267,7 @@ def _snapshot_ready(record: dict[str, Any]) -> bool:
 
 
 def _legal(engine: SkyjoEngine) -> list[dict[str, Any]]:
-    """The legal moves of the seat to act, as ``{"action": id, "name": ...}``."""
+    """The legal moves of the seat to act, as `{"action": id, "name": ...}`."""
     return [{"action": int(a), "name": action_name(a)} for a in np.flatnonzero(engine.legal_mask()[0])]
 
 
@@ -278,11 +279,11 @@ def _object(body: Any) -> dict[str, Any]:
 
 # ---------------------------------------------------------------------------------------- storage
 class GameStore:
-    """Game records by id, as ``<id>.json`` in ``folder`` (a restarted server resumes them) and, for
-    the ``capacity`` games in play used last, in memory; each game's changes are made one at a time.
+    """Game records by id, as `<id>.json` in `folder` (a restarted server resumes them) and, for
+    the `capacity` games in play used last, in memory; each game's changes are made one at a time.
 
     Nothing is written before the first game is saved: the folder is made then. Files are replaced
-    whole (a temporary file, then :func:`os.replace`); a file that cannot be read, written or decoded
+    whole (a temporary file, then `os.replace()`); a file that cannot be read, written or decoded
     is a 500 naming the game.
     """
 
@@ -301,7 +302,7 @@ class GameStore:
         return game_id
 
     def get(self, game_id: str) -> dict[str, Any]:
-        """The record of game ``game_id`` (read from its file if not in memory); 404 if there is none."""
+        """The record of game `game_id` (read from its file if not in memory); 404 if there is none."""
         with self._guard:
             if game_id in self._records:
                 self._records.move_to_end(game_id)
@@ -311,7 +312,7 @@ class GameStore:
         return record
 
     def update(self, game_id: str, change: Callable[[dict[str, Any]], dict[str, Any]]) -> dict[str, Any]:
-        """Replace game ``game_id`` by ``change`` of it, with no other change of the game in between."""
+        """Replace game `game_id` by `change` of it, with no other change of the game in between."""
         with self._guard:
             lock = self._locks.setdefault(game_id, threading.Lock())
         with lock:
@@ -320,7 +321,7 @@ class GameStore:
         return record
 
     def _read(self, game_id: str) -> dict[str, Any]:
-        """The record in game ``game_id``'s file, checked."""
+        """The record in game `game_id`'s file, checked."""
         try:
             record = json.loads(self._path(game_id).read_bytes())
         except FileNotFoundError:
@@ -336,7 +337,7 @@ class GameStore:
         return record
 
     def _write(self, game_id: str, record: dict[str, Any]) -> None:
-        """Save ``record`` as game ``game_id``, replacing its file whole (never half written)."""
+        """Save `record` as game `game_id`, replacing its file whole (never half written)."""
         path = self._path(game_id)
         partial = path.with_suffix(".partial")
         try:
@@ -350,7 +351,7 @@ class GameStore:
         self._remember(game_id, record)
 
     def _remember(self, game_id: str, record: dict[str, Any]) -> None:
-        """Keep a game in play in memory (a finished one leaves), within ``capacity`` games."""
+        """Keep a game in play in memory (a finished one leaves), within `capacity` games."""
         with self._guard:
             self._records.pop(game_id, None)
             if record["state"]["phase"] != "over":
@@ -365,7 +366,7 @@ class GameStore:
 
 
 def _check_record(record: Any) -> None:
-    """``ValueError``, ``TypeError`` or ``KeyError`` unless ``record`` is a game record."""
+    """`ValueError`, `TypeError` or `KeyError` unless `record` is a game record."""
     if not isinstance(record, dict) or set(record) != {"seats", "state", "last_move", "last_round"}:
         raise ValueError("not a game record")
     seats = record["seats"]
@@ -376,7 +377,7 @@ def _check_record(record: Any) -> None:
 
 
 def _check_folder(folder: Path) -> None:
-    """``OSError`` unless ``folder`` is a writable folder or can be made as one; makes nothing."""
+    """`OSError` unless `folder` is a writable folder or can be made as one; makes nothing."""
     existing = next(p for p in (folder, *folder.parents) if p.exists())
     if not existing.is_dir():
         raise NotADirectoryError(errno.ENOTDIR, "not a folder", str(existing))

@@ -5,7 +5,7 @@ Two measurements, in one run, on a local Ray (the ``distributed`` extra):
 * **Sampling**, no learning: ``--runners`` EnvRunners sample rollouts again and again for
   ``--seconds``; learner steps per second per EnvRunner, for
 
-  - the **vector path** (the backend's): :class:`~skyjo_env.train.rllib_runner.SkyjoEnvRunner` steps
+  - the **vector path** (the backend's): `SkyjoEnvRunner` steps
     the main job's games (512 per EnvRunner, counting opponents, counting's advice) in batch;
   - the **AEC path** (the backend before): RLlib's stock ``MultiAgentEnvRunner`` steps the PettingZoo
     AEC env (``--aec-envs`` games per EnvRunner), one seat's move at a time, every seat the learner

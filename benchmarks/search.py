@@ -2,7 +2,7 @@
 
 Run: ``python benchmarks/search.py [--games N] [--samples 8,16,32] [--players 2,4]``. For every
 sample budget it plays ``search`` against its base policy (by default ``counting``), seats rotated
-(whole line-up blocks, :mod:`skyjo_env.evaluation.tournament`), at every player count: one search seat
+(whole line-up blocks, `skyjo_env.evaluation.tournament`), at every player count: one search seat
 against ``players - 1`` base seats. It prints the search seat's win rate with its Wilson 95%
 interval, the time per search decision (every decision of a seat, whole games, decisions of many
 games made together) and the games played per hour. The targets of issue #36: the whole interval

@@ -1,7 +1,7 @@
 """How long 10,000 complete 2-player games between the two best heuristics take.
 
 Run: ``python benchmarks/tournament.py [--games N] [--players P]``. Observations, legal masks,
-agent decisions and engine steps are all included (a plain :func:`skyjo_env.evaluation.tournament.run_tournament`
+agent decisions and engine steps are all included (a plain `skyjo_env.evaluation.tournament.run_tournament()`
 without a progress bar, ratings included); the target is under 20 seconds for 10,000 games on a
 2-core machine. The CPU time is printed too: on a shared machine it is the steadier figure.
 """

@@ -1,1 +1,1 @@
-"""Evaluation: tournaments, ratings, the benchmark and their reports. Installed as ``skyjo_env.evaluation``."""
+"""Evaluation: tournaments, ratings, the benchmark and their reports. Installed as `skyjo_env.evaluation`."""

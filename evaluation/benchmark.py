@@ -1,34 +1,34 @@
 """The standard benchmark: one command, one report card, one rating on a fixed scale.
 
-``skyjo benchmark SPEC`` (:func:`run_benchmark`) plays any agent spec against a fixed suite of
-reference agents and rates it on a scale on which ``random`` is 0 and ``counting`` is 1000.
-``docs/leaderboard.md`` explains the card and lists every shipped agent.
+`skyjo benchmark SPEC` ([`run_benchmark()`][run_benchmark]) plays any agent spec against a fixed suite of
+reference agents and rates it on a scale on which `random` is 0 and `counting` is 1000.
+`docs/leaderboard.md` explains the card and lists every shipped agent.
 
 **Matches.** At each table size P of the suite the agent plays one match against each reference
-X: ``games`` complete games with the agent in one seat and P - 1 copies of X in the others, seats
-rotated by the tournament's line-ups (:func:`~skyjo_env.evaluation.tournament.run_tournament`), so the
-agent holds every seat equally often. The references at P players are ``random``, ``threshold``,
-``counting`` and the registered agent ``ppo-{P}p`` where there is one. An agent trained for another
+X: `games` complete games with the agent in one seat and P - 1 copies of X in the others, seats
+rotated by the tournament's line-ups ([`run_tournament()`][run_tournament]), so the
+agent holds every seat equally often. The references at P players are `random`, `threshold`,
+`counting` and the registered agent `ppo-{P}p` where there is one. An agent trained for another
 player count is skipped at that table size, with a note on the card.
 
 **Rating model.** A game counts once, as the choice of its winner (Luce's choice model, the first
-stage of Plackett-Luce): an agent of strength ``a`` against P - 1 copies of strength ``b`` wins
-with probability ``exp(a) / (exp(a) + (P - 1) exp(b))``, so a win is a win over each of the P - 1
+stage of Plackett-Luce): an agent of strength `a` against P - 1 copies of strength `b` wins
+with probability `exp(a) / (exp(a) + (P - 1) exp(b))`, so a win is a win over each of the P - 1
 others and a loss is a loss to the table; at P = 2 this is Bradley-Terry. R20 lets all tied lowest
 totals win; here they split the game's one win (win shares: k tied winners get 1/k each).
-Strengths are maximum-likelihood fits in which every match also counts ``prior_share`` (0.1%) more
+Strengths are maximum-likelihood fits in which every match also counts `prior_share` (0.1%) more
 games, won at the even share 1/P: a prior that keeps 0% and 100% win rates finite, and that grows
 with the match, so a match reads the same at any number of games (quick and full suites, and the
 reference matches, agree but for noise).
 
-**The scale** (:class:`Scale`). The references' strengths are fitted from reference-vs-reference
-matches (each pair at each table size; both ways round where P > 2), with ``random`` fixed at 0:
+**The scale** ([`Scale`][]). The references' strengths are fitted from reference-vs-reference
+matches (each pair at each table size; both ways round where P > 2), with `random` fixed at 0:
 each one is the maximum-likelihood strength of its own results in the seat it held alone, the
-others held at theirs (:func:`fit_strengths`). This self-consistent fit gives a reference
+others held at theirs ([`fit_strengths()`][fit_strengths]). This self-consistent fit gives a reference
 benchmarked like any agent its own value back, although one seat against P - 1 copies is not
 exactly what Luce's model says (threshold alone against three counting does worse than counting
 alone against three threshold does better). They are fitted once per scale version and stored in
-:data:`STORED_SCALE`, not replayed each run: the scale is then one published set of numbers, the
+[`STORED_SCALE`][], not replayed each run: the scale is then one published set of numbers, the
 same for the quick and full suites, on every run and machine, and a quick run does not pay for
 the reference matches. (If the stored scale is for another version, a reference has changed: the
 run plays the reference matches itself.) The agent's strength is then fitted alone, the references held fixed, and mapped linearly so that the
@@ -42,9 +42,9 @@ chooses in 9,600 positions of seeded random play, which any change of the agent,
 observations alters). The same agent on the same version gets the same card, timings aside.
 
 **Seeds.** The match against the k-th reference (from 0) at P players has seed
-``suite.seed + 100 * P + k``; the reference match of the i-th against the j-th, ``scale.seed + 100
-* P + 10 * i + j``. The seed deals the games and draws the line-ups; the agents at the table get
-seeds from ``numpy.random.SeedSequence(seed)``, the one-seat agent first.
+`suite.seed + 100 * P + k`; the reference match of the i-th against the j-th,
+`scale.seed + 100 * P + 10 * i + j`. The seed deals the games and draws the line-ups; the agents at the table get
+seeds from `numpy.random.SeedSequence(seed)`, the one-seat agent first.
 """
 
 from __future__ import annotations
@@ -81,11 +81,11 @@ RATING_MODEL = "luce-winner-v1"
 HEURISTICS = ("random", "threshold", "counting")
 #: Where the fitted reference strengths of the current scale version are kept.
 STORED_SCALE = Path(__file__).with_name("benchmark_scale.json")
-#: The benchmarked agent's name in matches and fits (``:`` is in no agent name).
+#: The benchmarked agent's name in matches and fits (`:` is in no agent name).
 CANDIDATE = ":candidate"
 #: Games and steps of seeded random play whose positions fingerprint a reference's play.
 FINGERPRINT_POSITIONS = (64, 150)
-#: Figures of the benchmarked agent that a card keeps per match (see :class:`AgentResult`).
+#: Figures of the benchmarked agent that a card keeps per match (see [`AgentResult`][]).
 MATCH_FIELDS = (
     "seats", "wins", "win_rate", "win_ci_low", "win_ci_high", "win_shares", "rounds", "mean_round_score",
     "round_score_ci_low", "round_score_ci_high", "mean_game_total", "mean_rounds",
@@ -99,10 +99,10 @@ def _check_games(games: int, players: Sequence[int], what: str) -> None:
 
 @dataclass(frozen=True)
 class Match:
-    """``agent`` in one seat against ``players - 1`` copies of ``opponent``: ``games`` games from ``seed``."""
+    """`agent` in one seat against `players - 1` copies of `opponent`: `games` games from `seed`."""
 
     players: int
-    agent: str  #: an agent spec, or :data:`CANDIDATE`
+    agent: str  #: an agent spec, or [`CANDIDATE`][]
     opponent: str
     games: int
     seed: int
@@ -110,7 +110,7 @@ class Match:
 
 @dataclass(frozen=True)
 class Outcome:
-    """What a match tells the fit: ``agent``'s win shares in ``games`` finished games."""
+    """What a match tells the fit: `agent`'s win shares in `games` finished games."""
 
     players: int
     agent: str
@@ -121,7 +121,7 @@ class Outcome:
 
     @classmethod
     def of(cls, match: Match, result: TournamentResult) -> Outcome:
-        """The outcome of ``match``, played as ``result`` (the one-seat agent listed first)."""
+        """The outcome of `match`, played as `result` (the one-seat agent listed first)."""
         return cls(match.players, match.agent, match.opponent, result.games, result.agents[0].win_shares, match.seed)
 
 
@@ -131,7 +131,7 @@ class Scale:
 
     players: tuple[int, ...] = (2, 3, 4, 6)
     heuristics: tuple[str, ...] = HEURISTICS
-    rules: Rules = Rules()  #: every option but ``num_players``, which each table sets
+    rules: Rules = Rules()  #: every option but `num_players`, which each table sets
     games: int = 12_000  #: per reference-vs-reference match
     seed: int = 10_000
     prior_share: float = 0.001  #: virtual games per match, as a share of its games, won at the even share 1/P
@@ -152,15 +152,15 @@ class Scale:
             raise ValueError(f"anchors={self.anchors!r}: use two different heuristics with different values")
 
     def table(self, players: int) -> Rules:
-        """The rules at a table of ``players`` seats."""
+        """The rules at a table of `players` seats."""
         return self.rules.replace(num_players=players)
 
     def rule_options(self) -> dict[str, Any]:
-        """The rules, JSON-ready, without ``num_players``."""
+        """The rules, JSON-ready, without `num_players`."""
         return {k: v for k, v in self.rules.to_dict().items() if k != "num_players"}
 
     def references(self, players: int) -> tuple[str, ...]:
-        """The references at ``players`` seats: the heuristics, then ``ppo-{players}p`` if registered."""
+        """The references at `players` seats: the heuristics, then `ppo-{players}p` if registered."""
         shipped = f"ppo-{players}p"
         return self.heuristics + ((shipped,) if shipped in agents.names() else ())
 
@@ -190,13 +190,13 @@ class Scale:
 
     @property
     def version(self) -> str:
-        """A hash of :meth:`definition`."""
+        """A hash of [`definition()`][definition]."""
         return _digest(self.definition())
 
 
 @dataclass(frozen=True)
 class Suite:
-    """A benchmark suite: ``games`` per match against every reference of ``scale``, from ``seed``."""
+    """A benchmark suite: `games` per match against every reference of `scale`, from `seed`."""
 
     id: str
     games: int  #: per match, a multiple of every table size (whole seat rotations)
@@ -207,7 +207,7 @@ class Suite:
         _check_games(self.games, self.scale.players, f"suite {self.id!r}")
 
     def matches(self, players: Sequence[int]) -> list[Match]:
-        """The benchmarked agent's matches at the table sizes ``players``."""
+        """The benchmarked agent's matches at the table sizes `players`."""
         return [
             Match(p, CANDIDATE, name, self.games, self.seed + 100 * p + k)
             for p in players
@@ -220,7 +220,7 @@ class Suite:
 
     @property
     def version(self) -> str:
-        """A hash of :meth:`definition`."""
+        """A hash of [`definition()`][definition]."""
         return _digest(self.definition())
 
 
@@ -234,14 +234,14 @@ def _digest(definition: dict[str, Any]) -> str:
 
 
 def identity(name: str, rules: Rules) -> dict[str, str]:
-    """What pins the registered agent ``name`` down at a table under ``rules``: its policy type, the
+    """What pins the registered agent `name` down at a table under `rules`: its policy type, the
     sha256 of its shipped weights where it has them, and a fingerprint of its play."""
     return dict(_identity(registry.factory(name), name, rules))
 
 
 @functools.cache
 def _identity(factory: Any, name: str, rules: Rules) -> tuple[tuple[str, str], ...]:
-    """:func:`identity`, cached per registered object (re-registering a name is a new identity)."""
+    """[`identity()`][identity], cached per registered object (re-registering a name is a new identity)."""
     policy = agents.make(name, rules=rules, seed=0)
     found = {"type": f"{type(policy).__module__}.{type(policy).__qualname__}", "play": _fingerprint(policy, rules)}
     if name in pretrained.available():
@@ -250,7 +250,7 @@ def _identity(factory: Any, name: str, rules: Rules) -> tuple[tuple[str, str], .
 
 
 def _fingerprint(policy: Any, rules: Rules) -> str:
-    """A hash of the actions ``policy`` chooses in :data:`FINGERPRINT_POSITIONS` positions of seeded
+    """A hash of the actions `policy` chooses in [`FINGERPRINT_POSITIONS`][] positions of seeded
     random play (any change of the agent, the engine or the observations alters it)."""
     games, steps = FINGERPRINT_POSITIONS
     engine = SkyjoEngine(rules, games, seed=0)
@@ -267,14 +267,14 @@ def _fingerprint(policy: Any, rules: Rules) -> str:
 def fit_strengths(
     outcomes: Sequence[Outcome], fixed: Mapping[str, float], prior_share: float
 ) -> dict[str, tuple[float, float]]:
-    """Strengths, with standard errors, of the agents of ``outcomes`` not in ``fixed``: each one the
+    """Strengths, with standard errors, of the agents of `outcomes` not in `fixed`: each one the
     maximum-likelihood strength of its own results in the seat it held alone, the others held at
     theirs (the module's model; at 2 players both seats are held alone).
 
     For one free agent this is its maximum-likelihood fit; for several (the references) it is the
     self-consistent solution, so that a reference rated like any other agent gets its own strength
     back, although Luce's model does not fit the one-against-copies asymmetry of Skyjo exactly.
-    Every outcome also counts ``prior_share`` times its games more, won at the even share 1/P.
+    Every outcome also counts `prior_share` times its games more, won at the even share 1/P.
     The standard error is that of each agent's own fit.
     """
     views = [*outcomes, *(Outcome(2, o.opponent, o.agent, o.games, o.games - o.win_shares, o.seed)
@@ -325,7 +325,7 @@ class Rating:
     strength_se: float
 
     def text(self) -> str:
-        """``value (low–high)``, rounded to whole points."""
+        """`value (low–high)`, rounded to whole points."""
         return f"{self.value:.0f} ({self.low:.0f}–{self.high:.0f})"
 
 
@@ -344,15 +344,15 @@ class Calibration:
         self.strengths = {origin: 0.0} | {name: s for name, (s, _) in fitted.items()}
 
     def rating(self, strength: float) -> float:
-        """``strength`` on the scale: linear, through the two anchors' strengths and values."""
+        """`strength` on the scale: linear, through the two anchors' strengths and values."""
         (low, low_value), (high, high_value) = self.scale.anchors
         s0, s1 = self.strengths[low], self.strengths[high]
         return low_value + (high_value - low_value) * ((strength - s0) / (s1 - s0))  # exact at the anchors
 
     @property
     def points_per_strength(self) -> float:
-        """Rating points per unit of strength: ``d`` points above an opponent win a share
-        ``1 / (1 + (P - 1) exp(-d / points_per_strength))`` of the games against P - 1 copies of it."""
+        """Rating points per unit of strength: `d` points above an opponent win a share
+        `1 / (1 + (P - 1) exp(-d / points_per_strength))` of the games against P - 1 copies of it."""
         return self.rating(1.0) - self.rating(0.0)
 
     def ratings(self) -> dict[str, float]:
@@ -360,7 +360,7 @@ class Calibration:
         return {name: self.rating(s) for name, s in self.strengths.items()}
 
     def rate(self, outcomes: Sequence[Outcome]) -> Rating:
-        """The rating of the agent of ``outcomes`` (:data:`CANDIDATE`), the references held fixed."""
+        """The rating of the agent of `outcomes` ([`CANDIDATE`][]), the references held fixed."""
         ((strength, se),) = fit_strengths(outcomes, self.strengths, self.scale.prior_share).values()
         low, high = self.rating(strength - Z95 * se), self.rating(strength + Z95 * se)
         return Rating(self.rating(strength), low, high, strength, se)
@@ -377,15 +377,15 @@ class Calibration:
         }
 
     def save(self, path: str | Path | None = None) -> Path:
-        """Write the calibration as JSON (by default to :data:`STORED_SCALE`, where :func:`calibrate` looks)."""
+        """Write the calibration as JSON (by default to [`STORED_SCALE`][], where [`calibrate()`][calibrate] looks)."""
         path = Path(path or STORED_SCALE)
         path.write_text(json.dumps(self.to_dict(), indent=1) + "\n")
         return path
 
 
 def stored_calibration(scale: Scale, path: str | Path | None = None) -> Calibration | None:
-    """The calibration saved at ``path`` (default :data:`STORED_SCALE`) if it is for this version of
-    ``scale``, else ``None``."""
+    """The calibration saved at `path` (default [`STORED_SCALE`][]) if it is for this version of
+    `scale`, else `None`."""
     path = Path(path or STORED_SCALE)
     if not path.is_file():
         return None
@@ -414,7 +414,7 @@ def calibrate(scale: Scale, progress: bool = True) -> Calibration:
 def play_match(
     match: Match, scale: Scale, progress: bool | Progress = False, candidate: Any = None
 ) -> TournamentResult:
-    """Play ``match`` under the scale's rules (``candidate``: the agent spec or policy :data:`CANDIDATE` stands for)."""
+    """Play `match` under the scale's rules (`candidate`: the agent spec or policy [`CANDIDATE`][] stands for)."""
     rules = scale.table(match.players)
     seeds = np.random.SeedSequence(match.seed).generate_state(match.players).tolist()
     pool = [agents.make(candidate if match.agent == CANDIDATE else match.agent, rules=rules, seed=seeds[0])]
@@ -436,7 +436,7 @@ class MatchResult:
         return self.result.agents[0]
 
     def to_dict(self) -> dict[str, Any]:
-        """The match and the agent's figures (:data:`MATCH_FIELDS`), JSON-ready."""
+        """The match and the agent's figures ([`MATCH_FIELDS`][]), JSON-ready."""
         figures = self.agent.to_dict()
         return {
             "players": self.match.players, "against": self.match.opponent, "seed": self.match.seed,
@@ -447,7 +447,7 @@ class MatchResult:
 
 @dataclass
 class ReportCard:
-    """What :func:`run_benchmark` measured: the matches, the rating overall and per table size."""
+    """What [`run_benchmark()`][run_benchmark] measured: the matches, the rating overall and per table size."""
 
     agent: str
     spec: str | None  #: the agent spec, if one was given as text
@@ -462,7 +462,7 @@ class ReportCard:
     seconds: float
 
     def to_dict(self) -> dict[str, Any]:
-        """Every figure, JSON-ready; only the ``seconds`` fields differ between two runs of one version."""
+        """Every figure, JSON-ready; only the `seconds` fields differ between two runs of one version."""
         calibration = self.calibration
         return {
             "agent": self.agent,
@@ -500,7 +500,7 @@ class ReportCard:
 class Benchmark:
     """A checked benchmark run: the agent, the suite, the table sizes to play and those it skips.
 
-    ``ValueError`` (one line) for an unknown suite, a table size the suite does not have, a spec
+    `ValueError` (one line) for an unknown suite, a table size the suite does not have, a spec
     that does not build, or an agent that fits none of the table sizes.
     """
 
@@ -557,8 +557,8 @@ class Benchmark:
 def run_benchmark(
     spec_or_policy: Any, suite: Suite | str = "quick", players: Sequence[int] | None = None, progress: bool = True
 ) -> ReportCard:
-    """Benchmark an agent (any agent spec, or a policy) on ``suite`` at the table sizes ``players``
-    (default: all of the suite's); see :class:`Benchmark` for the errors."""
+    """Benchmark an agent (any agent spec, or a policy) on `suite` at the table sizes `players`
+    (default: all of the suite's); see [`Benchmark`][] for the errors."""
     return Benchmark(spec_or_policy, suite, players).run(progress)
 
 
@@ -625,7 +625,7 @@ def markdown_card(card: ReportCard) -> str:
 
 
 def save_card(card: ReportCard, out_dir: str | Path) -> dict[str, Path]:
-    """Write ``benchmark.json`` and ``benchmark.md`` into ``out_dir``."""
+    """Write `benchmark.json` and `benchmark.md` into `out_dir`."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     paths = {"json": out / "benchmark.json", "markdown": out / "benchmark.md"}
@@ -635,7 +635,7 @@ def save_card(card: ReportCard, out_dir: str | Path) -> dict[str, Path]:
 
 
 def output_folder(path: str | Path) -> Path:
-    """``path``, created if missing; ``ValueError`` if it cannot hold the card."""
+    """`path`, created if missing; `ValueError` if it cannot hold the card."""
     out = Path(path)
     if out.exists() and not out.is_dir():
         raise ValueError(f"output folder {out} is a file")

@@ -1,8 +1,8 @@
 """Honest progress for every long job: a live bar in a terminal, plain lines in a log.
 
-:class:`Progress` counts units of work (steps, games, turns) towards a total. On a terminal it
+[`Progress`][] counts units of work (steps, games, turns) towards a total. On a terminal it
 redraws one line in place (at most ten times a second); when the output is not a terminal (a log
-file, a pipe, CI) it prints a plain line when the phase starts, one at least every ``every`` seconds
+file, a pipe, CI) it prints a plain line when the phase starts, one at least every `every` seconds
 (done, rate, time left) and one when it ends, so a log never goes quiet for long and never holds
 carriage returns. It needs no third-party package.
 """
@@ -20,7 +20,7 @@ _WIDTH = 24  # characters of the bar itself
 
 
 def duration(seconds: float) -> str:
-    """``1:02:03`` or ``2:03`` (minutes and seconds) for a number of seconds."""
+    """`1:02:03` or `2:03` (minutes and seconds) for a number of seconds."""
     s = int(round(max(seconds, 0)))
     hours, rest = divmod(s, 3600)
     minutes, secs = divmod(rest, 60)
@@ -28,16 +28,16 @@ def duration(seconds: float) -> str:
 
 
 class Progress:
-    """Progress of one phase of a job, ``done`` of ``total`` units.
+    """Progress of one phase of a job, `done` of `total` units.
 
     Args:
-        total: units the phase is expected to take (``None``: unknown, no bar or time left).
-        desc: what the phase is, e.g. ``"PPO"`` or ``"2-player games"``.
-        unit: the unit's name, e.g. ``"steps"``.
-        enabled: ``False`` prints nothing at all.
-        stream: where to write (default ``sys.stderr``); a terminal gets a live bar.
-        every: seconds between lines when ``stream`` is not a terminal.
-        start: units already done before this phase (a resumed run), counted in ``done`` but not
+        total: units the phase is expected to take (`None`: unknown, no bar or time left).
+        desc: what the phase is, e.g. `"PPO"` or `"2-player games"`.
+        unit: the unit's name, e.g. `"steps"`.
+        enabled: `False` prints nothing at all.
+        stream: where to write (default `sys.stderr`); a terminal gets a live bar.
+        every: seconds between lines when `stream` is not a terminal.
+        start: units already done before this phase (a resumed run), counted in `done` but not
             in the rate.
     """
 
@@ -76,11 +76,11 @@ class Progress:
         self.close()
 
     def update(self, n: int = 1) -> None:
-        """``n`` more units done."""
+        """`n` more units done."""
         self.set(self.done + n)
 
     def set(self, done: float) -> None:
-        """``done`` units done in all (including ``start``; fractions show as such: 1.5 epochs)."""
+        """`done` units done in all (including `start`; fractions show as such: 1.5 epochs)."""
         self.done = done
         if not self.enabled or self._closed:
             return
@@ -93,7 +93,7 @@ class Progress:
             self._shown = now
 
     def close(self, note: str = "") -> None:
-        """End the phase with a final line (``note`` appended), once."""
+        """End the phase with a final line (`note` appended), once."""
         if self._closed:
             return
         self._closed = True
@@ -131,5 +131,5 @@ class Progress:
 
 
 def _amount(done: float) -> str:
-    """A count as ``1,024``, or with one decimal when it is a fraction (``1.5``)."""
+    """A count as `1,024`, or with one decimal when it is a fraction (`1.5`)."""
     return f"{done:,.0f}" if float(done).is_integer() else f"{done:,.1f}"

@@ -14,7 +14,7 @@ import numpy as np
 from skyjo_env.evaluation.tournament import AgentResult, TournamentResult
 from skyjo_env.rules import Rules
 
-#: Columns of the CSV file and of :func:`table_rows`, in order.
+#: Columns of the CSV file and of [`table_rows()`][table_rows], in order.
 CSV_FIELDS = (
     "name", "seats", "wins", "win_rate", "win_ci_low", "win_ci_high", "rounds", "mean_round_score",
     "round_score_ci_low", "round_score_ci_high", "mean_game_total", "mean_rounds",
@@ -89,7 +89,7 @@ def text_rows(rows: list[list[str]], title: str, caption: str) -> str:
 
 
 def print_table(result: TournamentResult) -> None:
-    """Print :func:`text_table`."""
+    """Print [`text_table()`][text_table]."""
     print(text_table(result))
 
 
@@ -99,7 +99,7 @@ def markdown_table(result: TournamentResult) -> str:
 
 
 def markdown_rows(rows: list[list[str]]) -> str:
-    """A header and rows as a Markdown table, aligned as :func:`text_rows` aligns them."""
+    """A header and rows as a Markdown table, aligned as [`text_rows()`][text_rows] aligns them."""
     header, *body = rows
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join(["---"] + ["---:"] * (len(header) - 1)) + "|"]
     lines += ["| " + " | ".join(row) + " |" for row in body]
@@ -114,7 +114,7 @@ def write_json(result: TournamentResult, path: str | Path) -> Path:
 
 
 def write_csv(result: TournamentResult, path: str | Path) -> Path:
-    """Write one row per agent with the :data:`CSV_FIELDS`."""
+    """Write one row per agent with the [`CSV_FIELDS`][]."""
     path = Path(path)
     with path.open("w", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=CSV_FIELDS, extrasaction="ignore")
@@ -154,7 +154,7 @@ def plot_round_scores(result: TournamentResult, path: str | Path) -> Path:
 
 
 def check_output_folder(path: str | Path, flag: str = "--out") -> None:
-    """``ValueError`` naming ``flag`` unless a folder at ``path`` exists or can be made, and can be
+    """`ValueError` naming `flag` unless a folder at `path` exists or can be made, and can be
     written: nothing on the way is a file, and the nearest folder that exists is writable. Writes
     nothing, so that a command can check its output folder before it does any work."""
     out = Path(path)
@@ -170,13 +170,13 @@ def check_output_folder(path: str | Path, flag: str = "--out") -> None:
         raise ValueError(f"{flag} {out}: {where} is not writable; choose another {flag}")
 
 
-#: The files :func:`save` writes (the plot where matplotlib is installed).
+#: The files [`save()`][save] writes (the plot where matplotlib is installed).
 FILES = ("tournament.json", "tournament.csv", "tournament.md", "round_scores.png")
 
 
 def save(result: TournamentResult, out_dir: str | Path) -> dict[str, Path]:
-    """Write ``tournament.json``, ``tournament.csv``, ``tournament.md`` and, where matplotlib is
-    installed (the ``plot`` extra), ``round_scores.png`` into ``out_dir`` (without matplotlib, an
+    """Write `tournament.json`, `tournament.csv`, `tournament.md` and, where matplotlib is
+    installed (the `plot` extra), `round_scores.png` into `out_dir` (without matplotlib, an
     earlier tournament's plot there is removed: the folder's files describe one tournament)."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -195,7 +195,7 @@ def save(result: TournamentResult, out_dir: str | Path) -> dict[str, Path]:
 
 
 def rules_text(rules: Rules) -> str:
-    """The options of ``rules`` that differ from the defaults (``k=v, ...``), or ``default``."""
+    """The options of `rules` that differ from the defaults (`k=v, ...`), or `default`."""
     default = Rules(num_players=rules.num_players)
     changed = {k: v for k, v in rules.to_dict().items() if getattr(default, k) != v}
     return ", ".join(f"{k}={v}" for k, v in changed.items()) or "default"

@@ -24,7 +24,7 @@ def wilson_interval(successes: int, trials: int, z: float = Z95) -> tuple[float,
 
 
 def mean_interval(samples: np.ndarray, z: float = Z95) -> tuple[float, float]:
-    """Normal-approximation interval for the mean of ``samples`` (95% by default)."""
+    """Normal-approximation interval for the mean of `samples` (95% by default)."""
     x = np.asarray(samples, dtype=np.float64)
     if x.size < 2:
         raise ValueError(f"need at least 2 samples for an interval, got {x.size}")

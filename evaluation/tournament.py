@@ -1,18 +1,19 @@
 """Tournaments: complete games among any list of agents, all batched in one engine.
 
-Line-ups (who sits where) are built in blocks of ``n = len(agents)`` games. Each block draws a
-random order ``pi`` of the agents; game ``j`` of the block seats ``pi[(j + s) % n]`` at seat ``s``.
-So within every block each agent sits in every seat exactly once, whatever ``n`` and the number
-of seats: with more agents than seats each game holds a window of ``players`` agents of the
+Line-ups (who sits where) are built in blocks of `n = len(agents)` games. Each block draws a
+random order `pi` of the agents; game `j` of the block seats `pi[(j + s) % n]` at seat `s`.
+So within every block each agent sits in every seat exactly once, whatever `n` and the number
+of seats: with more agents than seats each game holds a window of `players` agents of the
 block's order (different pairings from block to block), with fewer agents than seats an agent
 holds several seats of one game. The number of games is rounded up to a whole number of blocks.
 
 Every step, for each agent, the games where one of its seats is to act are gathered, observed and
 passed to the agent in one call; then all those games step at once
-(:func:`skyjo_env.opponents.play_policies`). An illegal action raises ``ValueError`` naming the agent.
+([`skyjo_env.opponents.play_policies()`][skyjo_env.opponents.play_policies]). An illegal action raises `ValueError`
+naming the agent.
 
-A game still running after ``max_steps`` actions (agents that never end a round) is abandoned,
-counted in ``unfinished`` and left out of every figure.
+A game still running after `max_steps` actions (agents that never end a round) is abandoned,
+counted in `unfinished` and left out of every figure.
 
 Figures are per seat taken (a game in which an agent holds two seats counts twice): win rate
 (R20: all tied lowest totals win) with a Wilson 95% interval, win shares (a win shared by k tied
@@ -90,7 +91,7 @@ class AgentResult:
 
 @dataclass
 class TournamentResult:
-    """What :func:`run_tournament` measured."""
+    """What [`run_tournament()`][run_tournament] measured."""
 
     agents: list[AgentResult]  #: in the order the agents were given
     players: int
@@ -98,7 +99,7 @@ class TournamentResult:
     rules: Rules
     seed: int | None
     seconds: float
-    unfinished: int = 0  #: games abandoned after ``max_steps`` actions, left out of the figures
+    unfinished: int = 0  #: games abandoned after `max_steps` actions, left out of the figures
     rating_model: str = RATING_MODEL
 
     def to_dict(self) -> dict[str, Any]:
@@ -114,7 +115,7 @@ class TournamentResult:
         }
 
     def by_name(self, name: str) -> AgentResult:
-        """The result of the agent labelled ``name``."""
+        """The result of the agent labelled `name`."""
         for a in self.agents:
             if a.name == name:
                 return a
@@ -122,12 +123,12 @@ class TournamentResult:
 
 
 def games_played(games: int, num_agents: int) -> int:
-    """The games a tournament of ``num_agents`` plays when asked for ``games``: whole line-up blocks."""
+    """The games a tournament of `num_agents` plays when asked for `games`: whole line-up blocks."""
     return -(-games // num_agents) * num_agents
 
 
 def lineups(num_agents: int, players: int, games: int, rng: np.random.Generator) -> np.ndarray:
-    """``(G, players)`` agent index per game and seat, ``G`` = :func:`games_played`."""
+    """`(G, players)` agent index per game and seat, `G` = [`games_played()`][games_played]."""
     if num_agents < 1:
         raise ValueError("a tournament needs at least one agent")
     blocks = games_played(games, num_agents) // num_agents
@@ -137,7 +138,7 @@ def lineups(num_agents: int, players: int, games: int, rng: np.random.Generator)
 
 
 def labels(agents: Sequence[Policy]) -> list[str]:
-    """Agent names, with ``#2``, ``#3``... appended to repeated names."""
+    """Agent names, with `#2`, `#3`... appended to repeated names."""
     seen: dict[str, int] = {}
     out = []
     for agent in agents:
@@ -156,17 +157,17 @@ def run_tournament(
     progress: bool | Progress = True,
     max_steps: int = MAX_STEPS,
 ) -> TournamentResult:
-    """Play ``games`` complete games (rounded up to whole line-up blocks) among ``agents``.
+    """Play `games` complete games (rounded up to whole line-up blocks) among `agents`.
 
     Args:
-        agents: the policies; the same object may appear once only, repeated names get ``#2``...
+        agents: the policies; the same object may appear once only, repeated names get `#2`...
         players: seats per game, 2..8 (R2).
         games: at least 1.
-        rules: rule options; ``num_players`` is set to ``players``.
+        rules: rule options; `num_players` is set to `players`.
         seed: seeds the deals and the line-ups.
-        progress: report finished games on a new :class:`~skyjo_env.evaluation.progress.Progress` (on
+        progress: report finished games on a new [`Progress`][] (on
             stderr), or on the one given (one bar over several tournaments; left open).
-        max_steps: abandon a game after this many actions (see ``unfinished``).
+        max_steps: abandon a game after this many actions (see `unfinished`).
     """
     agents = list(agents)
     if not agents:

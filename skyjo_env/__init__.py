@@ -1,11 +1,11 @@
 """skyjo-env: a numpy-vectorised Skyjo engine with PettingZoo, Gymnasium and stable-baselines3 views.
 
-The engine (:class:`SkyjoEngine`) imports numpy only. The environment views load on first use:
-``skyjo_env.env`` and ``skyjo_env.raw_env`` (PettingZoo AEC), ``skyjo_env.SkyjoEnv`` (Gymnasium),
-``skyjo_env.SkyjoVectorEnv`` (a Gymnasium ``VectorEnv`` of N games) and ``skyjo_env.SkyjoSB3VecEnv``
-(stable-baselines3, from the ``train`` extra). Importing the package registers them, as Gymnasium and
-PettingZoo plug-ins do: ``gymnasium.make("skyjo_env/Skyjo-v0")``,
-``gymnasium.make_vec("skyjo_env/Skyjo-v0", num_envs=N)`` and ``pettingzoo.make("aec", "skyjo_env/skyjo_v0")``.
+The engine ([`SkyjoEngine`][]) imports numpy only. The environment views load on first use:
+`skyjo_env.env` and `skyjo_env.raw_env` (PettingZoo AEC), `skyjo_env.SkyjoEnv` (Gymnasium),
+`skyjo_env.SkyjoVectorEnv` (a Gymnasium `VectorEnv` of N games) and `skyjo_env.SkyjoSB3VecEnv`
+(stable-baselines3, from the `train` extra). Importing the package registers them, as Gymnasium and
+PettingZoo plug-ins do: `gymnasium.make("skyjo_env/Skyjo-v0")`,
+`gymnasium.make_vec("skyjo_env/Skyjo-v0", num_envs=N)` and `pettingzoo.make("aec", "skyjo_env/skyjo_v0")`.
 Entry points are strings, so an environment module loads only when an environment is made.
 """
 

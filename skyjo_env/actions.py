@@ -1,18 +1,14 @@
 """The one discrete action space shared by the engine and every environment.
 
-======  ==================  =====================================================================
-id      name                meaning
-======  ==================  =====================================================================
-0       ``draw``            draw the top card of the draw pile (R8, R10)
-1       ``take``            take the top card of the discard pile (R8, R9)
-2..13   ``replace k``       put the held card into slot ``k = id - 2``; the card that was there goes
-                            face up onto the discard pile (R9, R10)
-14..25  ``flip k``          turn slot ``k = id - 14`` face up: one of the two setup flips (R5), or
-                            after a draw, discard the drawn card and flip (R10)
-======  ==================  =====================================================================
+id     | name        | meaning
+------ | ----------- | -------
+0      | `draw`      | draw the top card of the draw pile (R8, R10)
+1      | `take`      | take the top card of the discard pile (R8, R9)
+2..13  | `replace k` | put the held card into slot `k = id - 2`; the card that was there goes face up onto the discard pile (R9, R10)
+14..25 | `flip k`    | turn slot `k = id - 14` face up: one of the two setup flips (R5), or after a draw, discard the drawn card and flip (R10)
 
-Slots are numbered ``row * 4 + column`` (R3). Which actions are legal depends on the phase; the
-engine's :meth:`~skyjo_env.engine.SkyjoEngine.legal_mask` gives them for every game.
+Slots are numbered `row * 4 + column` (R3). Which actions are legal depends on the phase; the
+engine's [`legal_mask()`][skyjo_env.engine.SkyjoEngine.legal_mask] gives them for every game.
 """
 
 from __future__ import annotations
@@ -29,19 +25,19 @@ NUM_ACTIONS = FLIP + SLOTS  # 26
 
 
 def replace(slot: int) -> int:
-    """Action id that puts the held card into ``slot``."""
+    """Action id that puts the held card into `slot`."""
     _check_slot(slot)
     return REPLACE + slot
 
 
 def flip(slot: int) -> int:
-    """Action id that turns ``slot`` face up."""
+    """Action id that turns `slot` face up."""
     _check_slot(slot)
     return FLIP + slot
 
 
 def action_name(action: int | np.integer) -> str:
-    """Human-readable name of an action id, e.g. ``"replace 5"``."""
+    """Human-readable name of an action id, e.g. `"replace 5"`."""
     a = int(action)
     if a == DRAW:
         return "draw"
@@ -55,7 +51,7 @@ def action_name(action: int | np.integer) -> str:
 
 
 def parse_action(text: str) -> int:
-    """Inverse of :func:`action_name`: ``"draw"``, ``"take"``, ``"replace 3"``, ``"flip 11"``."""
+    """Inverse of [`action_name()`][action_name]: `"draw"`, `"take"`, `"replace 3"`, `"flip 11"`."""
     words = text.strip().lower().split()
     if words == ["draw"]:
         return DRAW
@@ -68,7 +64,7 @@ def parse_action(text: str) -> int:
 
 
 def names(mask: np.ndarray) -> list[str]:
-    """Names of the actions set in a boolean mask of shape ``(NUM_ACTIONS,)``."""
+    """Names of the actions set in a boolean mask of shape `(NUM_ACTIONS,)`."""
     return [action_name(a) for a in np.flatnonzero(mask)]
 
 

@@ -16,12 +16,12 @@ def row_items(rows: np.ndarray) -> np.ndarray:
 
 
 def row_item(row: np.ndarray) -> np.void:
-    """One contiguous row as a bytes item, to fill rows of ``row_items`` views with."""
+    """One contiguous row as a bytes item, to fill rows of `row_items` views with."""
     return row_items(row.reshape(1, -1))[0]
 
 
 def over_seats(ufunc: np.ufunc, x: np.ndarray) -> np.ndarray:
-    """``ufunc.reduce(x, axis=1)`` of ``(n, P)`` arrays by a loop over seats: numpy reduces short rows slowly."""
+    """`ufunc.reduce(x, axis=1)` of `(n, P)` arrays by a loop over seats: numpy reduces short rows slowly."""
     out = ufunc(x[:, 0], x[:, 1])
     for p in range(2, x.shape[1]):
         ufunc(out, x[:, p], out=out)
@@ -29,10 +29,10 @@ def over_seats(ufunc: np.ufunc, x: np.ndarray) -> np.ndarray:
 
 
 def any_set(flags: np.ndarray) -> bool:
-    """``flags.any()`` for the engine's 1-D arrays, a few times cheaper for small batches."""
+    """`flags.any()` for the engine's 1-D arrays, a few times cheaper for small batches."""
     return np.count_nonzero(flags) > 0  # type: ignore[return-value]  # count_nonzero of a whole array is an int
 
 
 def all_set(flags: np.ndarray) -> bool:
-    """``flags.all()`` (nonzero everywhere) for the engine's 1-D arrays, cheaper for small batches."""
+    """`flags.all()` (nonzero everywhere) for the engine's 1-D arrays, cheaper for small batches."""
     return np.count_nonzero(flags) == flags.size

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-#: Card values, lowest first. Index ``v - MIN_VALUE`` is used wherever values index arrays.
+#: Card values, lowest first. Index `v - MIN_VALUE` is used wherever values index arrays.
 VALUES = np.arange(-2, 13, dtype=np.int8)
 MIN_VALUE = -2
 MAX_VALUE = 12
@@ -23,19 +23,19 @@ COLS = 4
 SLOTS = ROWS * COLS  # 12
 ALL_SLOTS = (1 << SLOTS) - 1  # 0xFFF: bitmask of every slot
 
-#: Bitmask of the three slots of column c is ``COLUMN_MASK << c``.
+#: Bitmask of the three slots of column c is `COLUMN_MASK << c`.
 COLUMN_MASK = 0b000100010001
 
 #: Cards every player turns up during setup (R5).
 SETUP_FLIPS = 2
 
-#: ``SLOT_FLAGS[bits]`` unpacks a 12-bit slot bitmask into 12 booleans (slot k = bit k).
+#: `SLOT_FLAGS[bits]` unpacks a 12-bit slot bitmask into 12 booleans (slot k = bit k).
 SLOT_FLAGS = ((np.arange(1 << SLOTS)[:, None] >> np.arange(SLOTS)) & 1).astype(bool)
 
 
 def check_deck(deck: object, what: str) -> np.ndarray:
-    """``deck`` as int8 card values if it is an order of the whole 150-card deck (R1); else a
-    ``ValueError`` that calls it ``what``."""
+    """`deck` as int8 card values if it is an order of the whole 150-card deck (R1); else a
+    `ValueError` that calls it `what`."""
     arr = np.asarray(deck)
     if arr.shape != (DECK_SIZE,) or not np.issubdtype(arr.dtype, np.integer):
         raise ValueError(f"{what} must be {DECK_SIZE} integer card values, got shape {arr.shape}")

@@ -1,9 +1,9 @@
 """Every check of the environments' and the engine's inputs, each failing with a message that names
 the value and what is allowed: rule options, environment options, and actions.
 
-:func:`illegal_rows` is the one test of whether actions are legal: the engine calls it on its own
-legal-action bits; the environments, the opponents and the tournaments through :func:`check_actions`
-(batches) or :func:`checked_action` (one action), each with its own words for who acted.
+[`illegal_rows()`][illegal_rows] is the one test of whether actions are legal: the engine calls it on its own
+legal-action bits; the environments, the opponents and the tournaments through [`check_actions()`][check_actions]
+(batches) or [`checked_action()`][checked_action] (one action), each with its own words for who acted.
 """
 
 from __future__ import annotations
@@ -18,15 +18,15 @@ from skyjo_env.actions import NUM_ACTIONS, action_name
 from skyjo_env.rules import Rules
 
 RULE_OPTIONS = tuple(f.name for f in fields(Rules))
-#: The one default of every view's ``max_steps``: a game still running at this many actions (of all
+#: The one default of every view's `max_steps`: a game still running at this many actions (of all
 #: seats) is truncated, a guard against policies that never end a round (a real game takes a few
 #: hundred).
 MAX_STEPS = 10_000
 
 
 class ActionTypeError(TypeError, ValueError):
-    """An action that is not an action id at all (a float, a string, ``None``, a bool, an array of
-    several values): a ``TypeError``, and a ``ValueError`` like every other bad action."""
+    """An action that is not an action id at all (a float, a string, `None`, a bool, an array of
+    several values): a `TypeError`, and a `ValueError` like every other bad action."""
 
 
 # ---------------------------------------------------------------------------- options
@@ -36,9 +36,9 @@ def is_integer(value: Any) -> bool:
 
 
 def rules_from(options: dict[str, Any], env_options: Iterable[str], rules: Rules | None = None) -> Rules:
-    """The :class:`Rules` of a view: ``rules`` itself, or the rule options given as keywords.
+    """The [`Rules`][] of a view: `rules` itself, or the rule options given as keywords.
 
-    An unknown keyword raises, listing every rule and environment option; giving ``rules`` and
+    An unknown keyword raises, listing every rule and environment option; giving `rules` and
     rule keywords together raises too.
     """
     unknown = sorted(set(options) - set(RULE_OPTIONS))
@@ -67,7 +67,7 @@ def view_rules(
     max_steps: Any,
 ) -> Rules:
     """The checks every environment view makes of the options all views share (one constructor
-    convention); returns the view's :class:`Rules` (see :func:`rules_from`)."""
+    convention); returns the view's [`Rules`][] (see [`rules_from()`][rules_from])."""
     rules = rules_from(rule_options, env_options, rules)
     check_render_mode(render_mode, render_modes)
     check_seed(seed)
@@ -76,33 +76,33 @@ def view_rules(
 
 
 def check_max_steps(max_steps: Any) -> None:
-    """``None`` or a positive integer."""
+    """`None` or a positive integer."""
     if max_steps is not None and (not is_integer(max_steps) or max_steps < 1):
         raise ValueError(f"max_steps={max_steps!r} is not allowed; use None or a positive integer")
 
 
 def check_render_mode(render_mode: Any, modes: list[str]) -> None:
-    """``None`` or one of ``modes``."""
+    """`None` or one of `modes`."""
     if render_mode is not None and render_mode not in modes:
         raise ValueError(f"render_mode={render_mode!r} is not allowed; use None or one of {modes}")
 
 
 def check_seed(seed: Any) -> None:
-    """``None`` or a non-negative integer."""
+    """`None` or a non-negative integer."""
     if seed is not None and (not is_integer(seed) or seed < 0):
         raise ValueError(f"seed={seed!r} is not allowed; use None or a non-negative integer")
 
 
 def check_seat(seat: Any, num_players: int) -> None:
-    """``None`` (a random seat) or a seat ``0..num_players - 1``."""
+    """`None` (a random seat) or a seat `0..num_players - 1`."""
     if seat is not None and (not is_integer(seat) or not 0 <= seat < num_players):
         raise ValueError(f"seat={seat!r} is not allowed; use None (random) or a seat 0..{num_players - 1}")
 
 
 # ---------------------------------------------------------------------------- actions
 def illegal_rows(actions: np.ndarray, legal: np.ndarray) -> np.ndarray:
-    """Rows whose integer action is no legal action id: ``legal`` holds uint32 bit sets ``(n,)`` (bit
-    ``a``: action ``a`` is legal) or boolean masks ``(n, NUM_ACTIONS)``."""
+    """Rows whose integer action is no legal action id: `legal` holds uint32 bit sets `(n,)` (bit
+    `a`: action `a` is legal) or boolean masks `(n, NUM_ACTIONS)`."""
     in_range = (actions >= 0) & (actions < NUM_ACTIONS)
     at = np.where(in_range, actions, 0).astype(np.intp, copy=False)  # (uint64 actions would shift as floats)
     if legal.ndim == 1:
@@ -115,9 +115,9 @@ def illegal_rows(actions: np.ndarray, legal: np.ndarray) -> np.ndarray:
 def check_actions(
     actions: Any, legal: np.ndarray, *, malformed: Callable[[np.ndarray], str], illegal: Callable[[int, int], str]
 ) -> np.ndarray:
-    """``actions`` as an int64 array with one legal action id per row of ``legal`` (see :func:`illegal_rows`).
+    """`actions` as an int64 array with one legal action id per row of `legal` (see [`illegal_rows()`][illegal_rows]).
 
-    ``ValueError(malformed(array))`` for a wrong shape or dtype, ``ValueError(illegal(row, action))``
+    `ValueError(malformed(array))` for a wrong shape or dtype, `ValueError(illegal(row, action))`
     for the first illegal one.
     """
     a = np.asarray(actions)
@@ -131,8 +131,8 @@ def check_actions(
 
 
 def action_id(action: Any) -> int:
-    """A Python or numpy integer (a 0-d integer array included) as an int; ``ActionTypeError`` naming
-    anything else (bools, floats, strings, ``None``, arrays of several values)."""
+    """A Python or numpy integer (a 0-d integer array included) as an int; `ActionTypeError` naming
+    anything else (bools, floats, strings, `None`, arrays of several values)."""
     if isinstance(action, np.ndarray) and action.shape == () and action.dtype.kind in "iu":
         action = action.item()
     if is_integer(action):
@@ -144,10 +144,10 @@ def action_id(action: Any) -> int:
 
 
 def checked_action(action: Any, mask: np.ndarray, who: str) -> int:
-    """``action`` as an int if ``mask`` allows it; else a ``ValueError`` naming ``who`` and the legal actions.
+    """`action` as an int if `mask` allows it; else a `ValueError` naming `who` and the legal actions.
 
     Python and numpy integers (0-d arrays included) are action ids; anything else raises
-    :class:`ActionTypeError`.
+    [`ActionTypeError`][].
     """
     a = action_id(action)
     if 0 <= a < NUM_ACTIONS and mask[a]:  # (a Python int of any size: no numpy array of it)
@@ -159,5 +159,5 @@ def checked_action(action: Any, mask: np.ndarray, who: str) -> int:
 
 
 def legal_names(mask: np.ndarray) -> str:
-    """The legal actions of one mask as ``14 (flip 0), 15 (flip 1)``."""
+    """The legal actions of one mask as `14 (flip 0), 15 (flip 1)`."""
     return ", ".join(f"{x} ({action_name(x)})" for x in np.flatnonzero(mask))

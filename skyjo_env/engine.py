@@ -3,37 +3,35 @@
 This module is the single source of truth for the rules. It imports numpy only; the PettingZoo,
 Gymnasium and vector environments are views over it. A single game is a batch of one.
 
-State (``B`` games, ``P`` players, slots numbered ``row * 4 + column``):
+State (`B` games, `P` players, slots numbered `row * 4 + column`):
 
-==================  ==============  ===========================================================
-attribute           shape, dtype    meaning
-==================  ==============  ===========================================================
-``values``          (B, P, 12) i8   card in every grid slot (hidden or not; never observed raw)
-``face_up``         (B, P) u32      bit k set: slot k is face up (removed slots stay set)
-``removed``         (B, P) u32      bit k set: slot k's column was removed (R13)
-``draw_pile``       (B, 150) i8     draw pile, bottom first; top is ``draw_pile[b, draw_size-1]``
-``draw_size``       (B,) i16        cards in the draw pile
-``discard_pile``    (B, 150) i8     discard pile, bottom first
-``discard_size``    (B,) i16        cards in the discard pile (at least 1 during play)
-``held``            (B,) i8         card in hand in phases DRAWN and TAKEN
-``phase``           (B,) i8         SETUP, CHOOSE, DRAWN, TAKEN or OVER
-``current``         (B,) i8         seat to act
-``ender``           (B,) i8         seat that ended the round (R15), -1 if none yet
-``final_turns``     (B,) i8         final turns still owed after the round was ended
-``starter``         (B,) i8         seat that starts (or started) this round's play (R6, R7)
-``round_index``     (B,) i16        rounds completed in this game
-``round_scores``    (B, P) i16      scores of the last completed round (after R17)
-``totals``          (B, P) i16      game totals (R18)
-``unseen``          (B, 15) i16     public count of each value in the draw pile or face down
-``steps``           (B,) i32        actions taken in this game
-``keys``            (B, 2) u32      the game's random-stream key (:mod:`skyjo_env.random_streams`)
-``shuffles``        (B,) u32        shuffles the game has made (the stream's counter)
-==================  ==============  ===========================================================
+attribute      | shape, dtype  | meaning
+-------------- | ------------- | -------
+`values`       | (B, P, 12) i8 | card in every grid slot (hidden or not; never observed raw)
+`face_up`      | (B, P) u32    | bit k set: slot k is face up (removed slots stay set)
+`removed`      | (B, P) u32    | bit k set: slot k's column was removed (R13)
+`draw_pile`    | (B, 150) i8   | draw pile, bottom first; top is `draw_pile[b, draw_size-1]`
+`draw_size`    | (B,) i16      | cards in the draw pile
+`discard_pile` | (B, 150) i8   | discard pile, bottom first
+`discard_size` | (B,) i16      | cards in the discard pile (at least 1 during play)
+`held`         | (B,) i8       | card in hand in phases DRAWN and TAKEN
+`phase`        | (B,) i8       | SETUP, CHOOSE, DRAWN, TAKEN or OVER
+`current`      | (B,) i8       | seat to act
+`ender`        | (B,) i8       | seat that ended the round (R15), -1 if none yet
+`final_turns`  | (B,) i8       | final turns still owed after the round was ended
+`starter`      | (B,) i8       | seat that starts (or started) this round's play (R6, R7)
+`round_index`  | (B,) i16      | rounds completed in this game
+`round_scores` | (B, P) i16    | scores of the last completed round (after R17)
+`totals`       | (B, P) i16    | game totals (R18)
+`unseen`       | (B, 15) i16   | public count of each value in the draw pile or face down
+`steps`        | (B,) i32      | actions taken in this game
+`keys`         | (B, 2) u32    | the game's random-stream key ([`skyjo_env.random_streams`][])
+`shuffles`     | (B,) u32      | shuffles the game has made (the stream's counter)
 
 Setup flips (R5) are made in seat order 0..P-1 at the start of every round; then the starter
 (R6 in the first round, R7 later) takes the first turn.
 
-``copy.deepcopy`` and pickle give an independent twin: the copy, stepped with the same actions,
+`copy.deepcopy` and pickle give an independent twin: the copy, stepped with the same actions,
 plays exactly as the original (its random streams are copied too), and neither affects the other.
 """
 
@@ -101,7 +99,8 @@ _LOW_SLOT = np.array([(m & -m).bit_length() - 1 for m in range(ALL_SLOTS + 1)], 
 _HIGH_SLOT = np.array([m.bit_length() - 1 for m in range(ALL_SLOTS + 1)], dtype=np.intp)
 # Row c (one item of 15 int16): the unseen counts of a full deck (R1) less one card of value c + MIN_VALUE.
 _UNSEEN_AFTER_DEAL = (COUNTS - np.eye(NUM_VALUES, dtype=np.int16)).view(np.dtype((np.void, 2 * NUM_VALUES)))[:, 0]
-#: The state arrays :meth:`SkyjoEngine.load` takes, by attribute name (every one but the derived ``unseen``).
+#: The state arrays [`SkyjoEngine.load()`][SkyjoEngine.load] takes, by attribute name (every one but the
+#: derived `unseen`).
 STATE = (
     "values", "face_up", "removed", "draw_pile", "draw_size", "discard_pile", "discard_size", "held", "phase",
     "current", "ender", "final_turns", "starter", "round_index", "round_scores", "totals", "steps", "keys", "shuffles",
@@ -115,9 +114,9 @@ _VIEWS = ("_values_flat", "_up_flat", "_removed_flat", "_draw_flat", "_discard_f
 
 @dataclass
 class StepResult:
-    """What one :meth:`SkyjoEngine.step` reports, per game (and seat).
+    """What one [`SkyjoEngine.step()`][SkyjoEngine.step] reports, per game (and seat).
 
-    With ``auto_reset`` the games that ended are already re-dealt in the engine; these arrays hold
+    With `auto_reset` the games that ended are already re-dealt in the engine; these arrays hold
     the finished game's figures.
     """
 
@@ -129,14 +128,14 @@ class StepResult:
 
 
 class SkyjoEngine:
-    """``batch_size`` independent Skyjo games under one :class:`Rules`.
+    """`batch_size` independent Skyjo games under one [`Rules`][].
 
     Args:
         rules: the rule options (R2..R19).
         batch_size: number of games B.
-        seed: seeds the engine's ``numpy.random.Generator``; it draws each new game's key.
+        seed: seeds the engine's `numpy.random.Generator`; it draws each new game's key.
         auto_reset: start a new game in a slot as soon as its game ends. Otherwise the game stays
-            in phase OVER, where no action is legal, until :meth:`reset_games`.
+            in phase OVER, where no action is legal, until [`reset_games()`][reset_games].
     """
 
     def __init__(
@@ -195,8 +194,8 @@ class SkyjoEngine:
         """(Re)bind the views that share memory with the state arrays, and mark the shared constants
         read-only: the one place that knows them, called on construction and on unpickling.
 
-        ``copy.deepcopy`` and pickle copy every array on its own, so a copied view would no longer
-        alias its state array; ``__getstate__`` leaves them out and ``__setstate__`` calls
+        `copy.deepcopy` and pickle copy every array on its own, so a copied view would no longer
+        alias its state array; `__getstate__` leaves them out and `__setstate__` calls
         this, so a copy is an independent twin of the original.
         """
         B = self.batch_size
@@ -219,7 +218,7 @@ class SkyjoEngine:
             self._quiet.totals.setflags(write=False)
 
     def __getstate__(self) -> dict[str, Any]:
-        """The state without the views of ``_bind_views`` (pickle and ``copy.deepcopy``)."""
+        """The state without the views of `_bind_views` (pickle and `copy.deepcopy`)."""
         return {k: v for k, v in self.__dict__.items() if k not in _VIEWS}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -241,17 +240,17 @@ class SkyjoEngine:
         self._new_games(games)
 
     def _forget_scripts(self, games: np.ndarray) -> None:
-        """Drop the deck orders given to :meth:`deal_from` for games that start anew."""
+        """Drop the deck orders given to [`deal_from()`][deal_from] for games that start anew."""
         if self._scripted:
             for g in games.tolist():
                 self._scripted.pop(g, None)
 
     def deal_from(self, game: int, decks: list) -> None:
-        """Start a new game in slot ``game`` dealt from given 150-card deck orders, one per round.
+        """Start a new game in slot `game` dealt from given 150-card deck orders, one per round.
 
         In deck order, cards 0..11 go to seat 0's slots 0..11, the next 12 to seat 1 and so on;
         the next card starts the discard pile (R4) and the rest form the draw pile, the first of
-        them on top. Rounds beyond ``len(decks)``, and reshuffles (R12), use the game's key.
+        them on top. Rounds beyond `len(decks)`, and reshuffles (R12), use the game's key.
         """
         game = self.game_indices(np.array([game]))[0]
         orders = [check_deck(d, f"decks[{i}]") for i, d in enumerate(decks)]
@@ -313,7 +312,7 @@ class SkyjoEngine:
 
     # ------------------------------------------------------------------ legal actions
     def legal_bits(self, games: np.ndarray | None = None) -> np.ndarray:
-        """Legal actions as uint32 bit sets (bit a set = action a legal), for ``games`` (default all)."""
+        """Legal actions as uint32 bit sets (bit a set = action a legal), for `games` (default all)."""
         if games is None:
             cell = self._cell_all + self.current
             stock = self.draw_size + self.discard_size
@@ -330,22 +329,22 @@ class SkyjoEngine:
         return legal
 
     def legal_mask(self, games: np.ndarray | None = None) -> np.ndarray:
-        """Legal actions as booleans ``(len(games), NUM_ACTIONS)``, for ``games`` (default all)."""
+        """Legal actions as booleans `(len(games), NUM_ACTIONS)`, for `games` (default all)."""
         return unpack_bits(self.legal_bits(games))
 
     # ------------------------------------------------------------------ stepping
     def step(self, actions: np.ndarray, games: np.ndarray | None = None, *, check: bool = True) -> StepResult:
-        """Apply one action in each of ``games`` (default: all B) and advance them at once.
+        """Apply one action in each of `games` (default: all B) and advance them at once.
 
         Args:
-            actions: action ids (see :mod:`skyjo_env.actions`), one per stepped game.
+            actions: action ids (see [`skyjo_env.actions`][]), one per stepped game.
             games: distinct game indices to step (or a boolean mask); the others do not move.
-            check: validate that every action is legal and raise ``ValueError`` otherwise.
-                ``check=False`` is the unchecked fast path: an illegal action then leaves that
+            check: validate that every action is legal and raise `ValueError` otherwise.
+                `check=False` is the unchecked fast path: an illegal action then leaves that
                 game in an undefined state, so use it only with actions drawn from the mask.
 
         Returns:
-            a :class:`StepResult` whose arrays cover the stepped games, in order. Arrays that
+            a [`StepResult`][] whose arrays cover the stepped games, in order. Arrays that
             report nothing this step are shared read-only zeros.
         """
         a = np.asarray(actions)
@@ -389,7 +388,7 @@ class SkyjoEngine:
         return result
 
     def _check_actions(self, a: np.ndarray, games: np.ndarray, given: np.ndarray) -> None:
-        """``ValueError`` for the first illegal action of ``a`` (the actions ``given``, as intp)."""
+        """`ValueError` for the first illegal action of `a` (the actions `given`, as intp)."""
         bits = self.legal_bits(games)
         bad = illegal_rows(given, bits)
         if not bad.size:
@@ -428,7 +427,7 @@ class SkyjoEngine:
         np.add.at(self.unseen, (np.repeat(games, m), moved.astype(np.intp) - MIN_VALUE), _ONE16)
 
     def _slot_actions(self, g: np.ndarray, a: np.ndarray) -> None:
-        """Replace or flip a slot (actions 2..25) in games ``g``, then end the turn or the setup flip."""
+        """Replace or flip a slot (actions 2..25) in games `g`, then end the turn or the setup flip."""
         rows = self._rows(g)
         cell = self._cells(g) + self.current[rows]
         at = cell * SLOTS + _ACTION_SLOT.take(a)  # the named slot in ``_values_flat``
@@ -463,26 +462,26 @@ class SkyjoEngine:
         self._end_turn(g, up)
 
     def _take_rows(self, name: str, g: np.ndarray) -> np.ndarray:
-        """``getattr(self, name)[g]``, gathered as one item per game."""
+        """`getattr(self, name)[g]`, gathered as one item per game."""
         like = getattr(self, name)
         return self._items[name][g].view(like.dtype).reshape((g.size,) + like.shape[1:])
 
     def _put_rows(self, name: str, g: np.ndarray, rows: np.ndarray) -> None:
-        """``getattr(self, name)[g] = rows`` for ``rows`` with contiguous rows, scattered as one item per game."""
+        """`getattr(self, name)[g] = rows` for `rows` with contiguous rows, scattered as one item per game."""
         items = self._items[name]
         items[g] = rows.reshape(g.size, -1).view(items.dtype).reshape(g.size)
 
     def _select(self, g: np.ndarray, flags: np.ndarray) -> np.ndarray:
-        """``g[flags]``, by the flags' indices: numpy's boolean indexing is slow when many are set."""
+        """`g[flags]`, by the flags' indices: numpy's boolean indexing is slow when many are set."""
         found = flags.nonzero()[0]  # (flags are 1-D; the method is cheaper than np.flatnonzero)
         return found if g is self._all else g.take(found)
 
     def _rows(self, g: np.ndarray) -> np.ndarray | slice:
-        """Index of games ``g`` into per-game arrays: a plain slice (no gather) for the whole batch."""
+        """Index of games `g` into per-game arrays: a plain slice (no gather) for the whole batch."""
         return _EVERY if g is self._all else g
 
     def _cells(self, g: np.ndarray) -> np.ndarray:
-        """Index of seat 0 of games ``g`` into the flat ``(B * P)`` arrays."""
+        """Index of seat 0 of games `g` into the flat `(B * P)` arrays."""
         return self._cell_all if g is self._all else g * self.num_players
 
     def _push_discard(self, games: np.ndarray, cards: np.ndarray) -> None:
@@ -492,9 +491,9 @@ class SkyjoEngine:
         self.discard_size[rows] = n + _ONE16
 
     def _see(self, games: np.ndarray, cards: np.ndarray, seen: np.ndarray | None = None) -> None:
-        """Public card counting: ``cards`` (one per game, games distinct) were just seen by everyone.
+        """Public card counting: `cards` (one per game, games distinct) were just seen by everyone.
 
-        With ``seen`` (one bool per game) only the flagged cards count: masking is cheaper than
+        With `seen` (one bool per game) only the flagged cards count: masking is cheaper than
         gathering the flagged games first.
         """
         # Each game appears once, so no index repeats and a plain fancy-index update is exact.
@@ -520,7 +519,7 @@ class SkyjoEngine:
             self._push_discard(g, card)
 
     def _end_turn(self, g: np.ndarray, up: np.ndarray) -> None:
-        """R11, R15: end the turn of the current players of games ``g`` (``up``: their face-up bits)."""
+        """R11, R15: end the turn of the current players of games `g` (`up`: their face-up bits)."""
         P = self.num_players
         rows = self._rows(g)
         current = self.current[rows]
@@ -569,7 +568,7 @@ class SkyjoEngine:
 
     # ------------------------------------------------------------------ end of a round
     def _end_round(self, g: np.ndarray) -> None:
-        """R14, R16..R20 for the games ``g`` whose round just ended; then deal or start anew."""
+        """R14, R16..R20 for the games `g` whose round just ended; then deal or start anew."""
         rules = self.rules
         rows = np.arange(g.size)
         vals = self._take_rows("values", g)
@@ -661,7 +660,7 @@ class SkyjoEngine:
             self.starter[g] = np.argmin(np.where(best, distance, P), axis=1)
 
     def _new_result(self, games: np.ndarray | None = None) -> StepResult:
-        """Zeroed results and current totals, for the whole batch or for ``games``."""
+        """Zeroed results and current totals, for the whole batch or for `games`."""
         n = self.batch_size if games is None else games.size
         P = self.num_players
         return StepResult(
@@ -684,7 +683,7 @@ class SkyjoEngine:
 
     # ------------------------------------------------------------------ replay
     def export_game(self, game: int) -> dict[str, Any]:
-        """The full state of one game as a JSON-serialisable dict (keys: :mod:`skyjo_env.snapshot`)."""
+        """The full state of one game as a JSON-serialisable dict (keys: [`skyjo_env.snapshot`][])."""
         g = int(self.game_indices(np.array([game]))[0])
         scripted = self._scripted.get(g, {})
         state = snapshot.GameState(
@@ -701,7 +700,7 @@ class SkyjoEngine:
 
     @classmethod
     def from_states(cls, rules: Rules, state: dict[str, np.ndarray], *, seed: int | None = None) -> SkyjoEngine:
-        """An engine without auto-reset whose games hold ``state`` (see :meth:`load`); its batch size
+        """An engine without auto-reset whose games hold `state` (see [`load()`][load]); its batch size
         is the length of the arrays."""
         engine = cls(rules, len(state["phase"]), seed=seed, auto_reset=False)
         engine.load(state)
@@ -709,10 +708,10 @@ class SkyjoEngine:
 
     def load(self, state: dict[str, np.ndarray]) -> None:
         """Set every game of the batch at once from arrays named and shaped as the attributes of
-        :data:`STATE` (the module docstring's table); the public counts ``unseen`` are derived.
+        [`STATE`][] (the module docstring's table); the public counts `unseen` are derived.
 
-        The batched counterpart of :meth:`import_game`, for simulators that start many games from
-        given positions. ``ValueError`` for a missing or misshapen array, or a game whose cards are
+        The batched counterpart of [`import_game()`][import_game], for simulators that start many games from
+        given positions. `ValueError` for a missing or misshapen array, or a game whose cards are
         not the 150-card deck (R1); nothing changes then.
         """
         missing = [name for name in STATE if name not in state]
@@ -749,15 +748,15 @@ class SkyjoEngine:
 
     @classmethod
     def of_game(cls, data: dict[str, Any], rules: Rules | None = None) -> SkyjoEngine:
-        """A one-game engine without auto-reset holding the game ``data`` (from :meth:`export_game`),
-        under its own rules or, to play it on under other options, under ``rules``."""
+        """A one-game engine without auto-reset holding the game `data` (from [`export_game()`][export_game]),
+        under its own rules or, to play it on under other options, under `rules`."""
         rules = Rules.from_dict(data["rules"]) if rules is None else rules
         engine = cls(rules, 1, seed=0, auto_reset=False)
         engine.import_game(0, {**data, "rules": rules.to_dict()})
         return engine
 
     def import_game(self, game: int, data: dict[str, Any]) -> None:
-        """Load a dict from :meth:`export_game` into slot ``game``; ``ValueError`` if it is corrupt
+        """Load a dict from [`export_game()`][export_game] into slot `game`; `ValueError` if it is corrupt
         (nothing changes then)."""
         g = int(self.game_indices(np.array([game]))[0])
         state = snapshot.decode(data, self.rules)
@@ -792,11 +791,11 @@ class SkyjoEngine:
     # ------------------------------------------------------------------ helpers
     @property
     def all_games(self) -> np.ndarray:
-        """The indices ``0..B-1`` of every game (read-only)."""
+        """The indices `0..B-1` of every game (read-only)."""
         return self._all
 
     def game_indices(self, games: Any) -> np.ndarray:
-        """Game indices (int64) from indices or a boolean mask over the batch; ``ValueError`` naming
+        """Game indices (int64) from indices or a boolean mask over the batch; `ValueError` naming
         what is wrong otherwise."""
         games = np.asarray(games)
         if games.dtype == bool:
@@ -816,14 +815,14 @@ class SkyjoEngine:
 
 
 def _read_only(result: StepResult) -> StepResult:
-    """``result`` with every array made read-only."""
+    """`result` with every array made read-only."""
     for f in fields(StepResult):
         getattr(result, f.name).setflags(write=False)
     return result
 
 
 def _equal_columns(values: np.ndarray) -> np.ndarray:
-    """The slot bits of the columns of three equal cards in grids ``values`` ``(..., 12)`` int8."""
+    """The slot bits of the columns of three equal cards in grids `values` `(..., 12)` int8."""
     rows = values.view(np.uint32)  # a grid row's 4 cards as one word, column c in byte c
     differ = (rows[..., 0] ^ rows[..., 1]) | (rows[..., 1] ^ rows[..., 2])  # byte c: 0 iff column c equal
     equal = (differ.view(np.uint8) == 0).view(np.uint32)  # byte c: 1 iff column c equal
@@ -833,6 +832,6 @@ def _equal_columns(values: np.ndarray) -> np.ndarray:
 
 
 def _kept_sums(values: np.ndarray, removed: np.ndarray) -> np.ndarray:
-    """Sum of the cards not in removed slots of grids ``values`` ``(..., 12)`` int8, as int16."""
+    """Sum of the cards not in removed slots of grids `values` `(..., 12)` int8, as int16."""
     kept = np.take(_KEPT_BYTES, removed).view(np.uint32).reshape(values.shape[:-1] + (ROWS,))
     return (values.view(np.uint32) & kept).view(np.int8).sum(axis=-1, dtype=np.int16)

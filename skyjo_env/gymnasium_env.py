@@ -1,41 +1,41 @@
 """Skyjo as a single-agent Gymnasium environment: one learner, the other seats played by policies.
 
-Create it with ``gymnasium.make("skyjo_env/Skyjo-v0", **options)`` (after ``import skyjo_env``) or
-``SkyjoEnv(**options)``. It is a view over :class:`~skyjo_env.learner_games.LearnerGames` of one
+Create it with `gymnasium.make("skyjo_env/Skyjo-v0", **options)` (after `import skyjo_env`) or
+`SkyjoEnv(**options)`. It is a view over [`LearnerGames`][] of one
 game that is not dealt again when it ends (the engine holds every rule; the opponents' moves are
 the vector views' own).
 
-* Observation: ``Box`` float32 of :mod:`skyjo_env.observation` from the learner's seat.
-* Action: ``Discrete(26)``, the table of :mod:`skyjo_env.actions`. :meth:`SkyjoEnv.action_masks`
-  (for sb3-contrib's ``MaskablePPO``) and ``info["action_mask"]`` give the legal actions as
+* Observation: `Box` float32 of [`skyjo_env.observation`][] from the learner's seat.
+* Action: `Discrete(26)`, the table of [`skyjo_env.actions`][]. [`SkyjoEnv.action_masks()`][SkyjoEnv.action_masks]
+  (for sb3-contrib's `MaskablePPO`) and `info["action_mask"]` give the legal actions as
   booleans. An action is a Python or numpy integer (a 0-d array too); anything else raises
-  :class:`~skyjo_env.checks.ActionTypeError` (a ``TypeError`` and a ``ValueError``). An illegal
-  action id loses: the episode terminates with reward -1 and ``info["illegal_action"] = True``
+  [`ActionTypeError`][skyjo_env.checks.ActionTypeError] (a `TypeError` and a `ValueError`). An illegal
+  action id loses: the episode terminates with reward -1 and `info["illegal_action"] = True`
   (PettingZoo's classic convention, which also lets Gymnasium's and stable-baselines3's checkers
-  step unmasked samples); with ``illegal_action="raise"`` it raises a ``ValueError`` that names the
+  step unmasked samples); with `illegal_action="raise"` it raises a `ValueError` that names the
   legal actions instead.
-* Each ``step`` is one learner action followed by the opponents' actions until the learner must act
-  again or the game is over. The reward sums the learner's rewards (:mod:`skyjo_env.rewards`) over all of them.
-* Rewards (option ``reward``): ``"result"`` (default; +1 shared by the winners, -1 shared by the
-  losers at game end), ``"score"`` (at each round end: mean opponent round score minus one's own),
-  ``"lead"`` (at each round end: the change in one's lead over the best opponent, whose game total
-  is lowest) or ``"none"``; times ``reward_scale``.
-* ``terminated`` when the game ends (then ``info`` also holds ``"totals"``, per absolute seat, and
-  ``"winner"``); ``truncated`` when, at the learner's turn, the game has had ``max_steps``
+* Each `step` is one learner action followed by the opponents' actions until the learner must act
+  again or the game is over. The reward sums the learner's rewards ([`skyjo_env.rewards`][]) over all of them.
+* Rewards (option `reward`): `"result"` (default; +1 shared by the winners, -1 shared by the
+  losers at game end), `"score"` (at each round end: mean opponent round score minus one's own),
+  `"lead"` (at each round end: the change in one's lead over the best opponent, whose game total
+  is lowest) or `"none"`; times `reward_scale`.
+* `terminated` when the game ends (then `info` also holds `"totals"`, per absolute seat, and
+  `"winner"`); `truncated` when, at the learner's turn, the game has had `max_steps`
   actions of all seats.
 
-Options, as every view takes them: every :class:`~skyjo_env.rules.Rules` field (``num_players``,
-``column_rule``, ...) as a keyword, or ``rules=Rules(...)``; ``seed`` (seeds the first ``reset``
-that is given none); ``max_steps`` (default :data:`~skyjo_env.checks.MAX_STEPS`); ``render_mode``
-(``"human"``, ``"ansi"``, ``"rgb_array"``, from the learner's view); ``obs_type`` (``"table"``, the
-default, or ``"padded"``: the same layout at every player count, see :mod:`skyjo_env.observation`);
-and of this view: ``seat`` (the
-learner's seat, or ``None``: drawn at random at each reset), ``opponents`` (one policy for all
+Options, as every view takes them: every [`Rules`][] field (`num_players`,
+`column_rule`, ...) as a keyword, or `rules=Rules(...)`; `seed` (seeds the first `reset`
+that is given none); `max_steps` (default [`MAX_STEPS`][]); `render_mode`
+(`"human"`, `"ansi"`, `"rgb_array"`, from the learner's view); `obs_type` (`"table"`, the
+default, or `"padded"`: the same layout at every player count, see [`skyjo_env.observation`][]);
+and of this view: `seat` (the
+learner's seat, or `None`: drawn at random at each reset), `opponents` (one policy for all
 opponent seats or one per seat, clockwise after the learner; a factory is built with the rules;
-default :class:`~skyjo_env.random_policy.RandomPolicy`; ``reset(seed=...)`` re-seeds the
-opponents' randomness (:func:`~skyjo_env.opponents.reseed`), so a seed replays the same game; an
+default [`RandomPolicy`][skyjo_env.random_policy.RandomPolicy]; `reset(seed=...)` re-seeds the
+opponents' randomness ([`reseed()`][skyjo_env.opponents.reseed]), so a seed replays the same game; an
 opponent that declares other player counts is refused),
-``reward``, ``reward_scale`` and ``illegal_action`` (``"lose"`` or ``"raise"``).
+`reward`, `reward_scale` and `illegal_action` (`"lose"` or `"raise"`).
 """
 
 from __future__ import annotations
@@ -146,7 +146,7 @@ class SkyjoEnv(gymnasium.Env[np.ndarray, np.int64]):
         return observation, float(rewards[0]), terminated, truncated, {**self._info(), **info}
 
     def set_opponents(self, opponents: OpponentPolicy | Sequence[OpponentPolicy] | None) -> None:
-        """Play the next games (from the next ``reset``) against ``opponents``, as the option of that name."""
+        """Play the next games (from the next `reset`) against `opponents`, as the option of that name."""
         self.games.set_opponents(self._lineup(opponents))
 
     def action_masks(self) -> np.ndarray:
@@ -160,7 +160,7 @@ class SkyjoEnv(gymnasium.Env[np.ndarray, np.int64]):
 
     # ------------------------------------------------------------------ helpers
     def _lineup(self, opponents: OpponentPolicy | Sequence[OpponentPolicy] | None) -> list[tuple[Any, ...]] | None:
-        """The option ``opponents`` as a pool of one line-up (``None``: the games' seeded random default)."""
+        """The option `opponents` as a pool of one line-up (`None`: the games' seeded random default)."""
         if opponents is None:
             return None
         return [tuple(per_seat(opponents, self.rules.num_players))]

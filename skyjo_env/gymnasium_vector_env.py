@@ -1,41 +1,41 @@
-"""Skyjo as a Gymnasium ``VectorEnv``: N games for one learner, stepped in batch by one engine.
+"""Skyjo as a Gymnasium `VectorEnv`: N games for one learner, stepped in batch by one engine.
 
-Create it with ``gymnasium.make_vec("skyjo_env/Skyjo-v0", num_envs=N, **options)`` (after
-``import skyjo_env``; the id's vector entry point) or ``SkyjoVectorEnv(N, **options)``. It is a thin
-view over :class:`~skyjo_env.learner_games.LearnerGames`, the same games as the stable-baselines3
-:class:`~skyjo_env.sb3_vec_env.SkyjoSB3VecEnv`, and needs only numpy and Gymnasium.
+Create it with `gymnasium.make_vec("skyjo_env/Skyjo-v0", num_envs=N, **options)` (after
+`import skyjo_env`; the id's vector entry point) or `SkyjoVectorEnv(N, **options)`. It is a thin
+view over [`LearnerGames`][skyjo_env.learner_games.LearnerGames], the same games as the stable-baselines3
+[`SkyjoSB3VecEnv`][skyjo_env.sb3_vec_env.SkyjoSB3VecEnv], and needs only numpy and Gymnasium.
 
-* Spaces: ``single_observation_space`` is the ``Box`` float32 of :mod:`skyjo_env.observation` (the
-  learner's view), ``single_action_space`` is ``Discrete(26)`` (:mod:`skyjo_env.actions`);
-  ``observation_space`` and ``action_space`` are their batched forms (``MultiDiscrete`` actions).
-* ``step(actions)`` applies the N learner actions at once, then lets the opponents act, in batch,
+* Spaces: `single_observation_space` is the `Box` float32 of [`skyjo_env.observation`][] (the
+  learner's view), `single_action_space` is `Discrete(26)` ([`skyjo_env.actions`][]);
+  `observation_space` and `action_space` are their batched forms (`MultiDiscrete` actions).
+* `step(actions)` applies the N learner actions at once, then lets the opponents act, in batch,
   until every game is back at its learner's turn. Rewards are float32 and sum the learner's
-  rewards (:mod:`skyjo_env.rewards`) over all of that (option ``reward``: ``"result"``, ``"score"``, ``"lead"`` or ``"none"``).
-* ``terminations``: the game ended (R19); ``truncations``: at a learner turn it had ``max_steps``
+  rewards ([`skyjo_env.rewards`][]) over all of that (option `reward`: `"result"`, `"score"`, `"lead"` or `"none"`).
+* `terminations`: the game ended (R19); `truncations`: at a learner turn it had `max_steps`
   actions of all seats. By default such a game is dealt again within the same step
-  (``autoreset_mode="same_step"``, ``AutoresetMode.SAME_STEP``): the returned observation is the
-  new game's first, and ``infos["final_obs"]`` (an object array, ``None`` for games that went on,
-  mask ``infos["_final_obs"]``) holds the last observation of the ended one;
-  ``infos["final_info"]`` holds the learner's ``seat`` and the ``opponent`` policy of that game.
-  With ``autoreset_mode="next_step"`` (``AutoresetMode.NEXT_STEP``, Gymnasium's default and what
+  (`autoreset_mode="same_step"`, `AutoresetMode.SAME_STEP`): the returned observation is the
+  new game's first, and `infos["final_obs"]` (an object array, `None` for games that went on,
+  mask `infos["_final_obs"]`) holds the last observation of the ended one;
+  `infos["final_info"]` holds the learner's `seat` and the `opponent` policy of that game.
+  With `autoreset_mode="next_step"` (`AutoresetMode.NEXT_STEP`, Gymnasium's default and what
   RLlib's EnvRunners expect) the step returns the ended game's last observation, and the next step
   ignores that game's action and returns the new game's first observation (reward 0, not done).
-* Action masks: ``infos["action_mask"]`` ``(N, 26)`` after every ``reset`` and ``step``, and
-  :meth:`SkyjoVectorEnv.action_masks`. An illegal action raises a ``ValueError`` that names the
+* Action masks: `infos["action_mask"]` `(N, 26)` after every `reset` and `step`, and
+  [`SkyjoVectorEnv.action_masks()`][SkyjoVectorEnv.action_masks]. An illegal action raises a `ValueError` that names the
   game and its legal actions, before any game moves.
-* ``reset(seed=...)`` takes one integer (one engine deals every game) and no options.
+* `reset(seed=...)` takes one integer (one engine deals every game) and no options.
 
-Options, as every view takes them: every :class:`~skyjo_env.rules.Rules` field as a keyword, or
-``rules=Rules(...)``; ``seed`` (seeds the first ``reset`` that is given none); ``max_steps``
-(default :data:`~skyjo_env.checks.MAX_STEPS`); ``render_mode`` (``None`` or ``"rgb_array"``:
-``render()`` returns one image per game, from its learner's view); ``obs_type`` (``"table"`` or
-``"padded"``, see :mod:`skyjo_env.observation`); and of the vector views: ``player_counts`` (mixed
+Options, as every view takes them: every [`Rules`][] field as a keyword, or
+`rules=Rules(...)`; `seed` (seeds the first `reset` that is given none); `max_steps`
+(default [`MAX_STEPS`][]); `render_mode` (`None` or `"rgb_array"`:
+`render()` returns one image per game, from its learner's view); `obs_type` (`"table"` or
+`"padded"`, see [`skyjo_env.observation`][]); and of the vector views: `player_counts` (mixed
 tables: the games split among these table sizes, padded observations, see
-:class:`~skyjo_env.mixed_games.MixedLearnerGames`),
-``opponents`` (one policy or a list of pool entries, see
-:class:`~skyjo_env.learner_games.LearnerGames`; each new game draws one by ``weights``; default a
-random legal player), ``weights``, ``seat`` (``None``: random per game), ``reward`` and
-``reward_scale``, and ``autoreset_mode`` (``"same_step"`` or ``"next_step"``, see above).
+[`MixedLearnerGames`][skyjo_env.mixed_games.MixedLearnerGames]),
+`opponents` (one policy or a list of pool entries, see
+[`LearnerGames`][skyjo_env.learner_games.LearnerGames]; each new game draws one by `weights`; default a
+random legal player), `weights`, `seat` (`None`: random per game), `reward` and
+`reward_scale`, and `autoreset_mode` (`"same_step"` or `"next_step"`, see above).
 """
 
 from __future__ import annotations
@@ -58,12 +58,12 @@ from skyjo_env.spaces import action_space, observation_space
 _AUTORESET = getattr(gymnasium.vector, "AutoresetMode", None)
 
 
-#: The values of option ``autoreset_mode``.
+#: The values of option `autoreset_mode`.
 AUTORESET_MODES = ("same_step", "next_step")
 
 
 class SkyjoVectorEnv(gymnasium.vector.VectorEnv):
-    """``num_envs`` Skyjo games for one learner against batched opponents; see the module docstring."""
+    """`num_envs` Skyjo games for one learner against batched opponents; see the module docstring."""
 
     metadata: dict[str, Any] = {"render_modes": ["rgb_array"]}
     if _AUTORESET is not None:
@@ -154,8 +154,8 @@ class SkyjoVectorEnv(gymnasium.vector.VectorEnv):
         return observations, rewards, dones & ~truncations, truncations, infos
 
     def action_masks(self) -> np.ndarray:
-        """The learners' legal actions, ``(N, 26)`` booleans (none in a game that has just ended, with
-        ``autoreset_mode="next_step"``)."""
+        """The learners' legal actions, `(N, 26)` booleans (none in a game that has just ended, with
+        `autoreset_mode="next_step"`)."""
         masks = self.games.action_masks()
         masks[self._held] = False
         return masks
@@ -163,7 +163,7 @@ class SkyjoVectorEnv(gymnasium.vector.VectorEnv):
     def set_opponents(
         self, opponents: OpponentPolicy | Sequence[OpponentPolicy], weights: Sequence[float] | None = None
     ) -> None:
-        """Draw the opponent of every game that starts from now on from ``opponents`` by ``weights``."""
+        """Draw the opponent of every game that starts from now on from `opponents` by `weights`."""
         self.games.set_opponents(opponents, weights)
 
     def render(self) -> tuple[np.ndarray, ...] | None:

@@ -1,19 +1,19 @@
 """N games of Skyjo for one learner against batched opponents: the core of every single-learner view.
 
-:class:`LearnerGames` owns one :class:`~skyjo_env.engine.SkyjoEngine` of N games without
+[`LearnerGames`][] owns one [`SkyjoEngine`][] of N games without
 auto-reset (the engine holds every rule). In each game a learner sits in a seat (drawn at random
 for every new game, or fixed); the other seats are played by the opponents drawn for the game when
-it starts: one policy for all of them, or a line-up of one policy per seat. :meth:`LearnerGames.step`
+it starts: one policy for all of them, or a line-up of one policy per seat. [`LearnerGames.step()`][LearnerGames.step]
 applies the N learner actions at once, then lets opponents act, in batch, until every game is back
 at its learner's turn or over: while some game has an opponent to act, each opponent policy is
-called once on all its games (:func:`~skyjo_env.opponents.play_policies`) and the engine steps them
-together. A game that ends (or, at a learner turn, has had ``max_steps`` actions of all seats:
-truncation) is reported in :class:`Ended`; with ``restart`` (the vector views) it is dealt again at
+called once on all its games ([`play_policies()`][play_policies]) and the engine steps them
+together. A game that ends (or, at a learner turn, has had `max_steps` actions of all seats:
+truncation) is reported in [`Ended`][]; with `restart` (the vector views) it is dealt again at
 once (new seat, new opponents, opponents' moves up to the learner's first turn), without it (the
-single-game Gymnasium view) it stays as it ended until :meth:`LearnerGames.reset`.
+single-game Gymnasium view) it stays as it ended until [`LearnerGames.reset()`][LearnerGames.reset].
 
-This module needs numpy only; :mod:`skyjo_env.gymnasium_env`, :mod:`skyjo_env.gymnasium_vector_env`
-and :mod:`skyjo_env.sb3_vec_env` are thin views over it.
+This module needs numpy only; [`skyjo_env.gymnasium_env`][], [`skyjo_env.gymnasium_vector_env`][]
+and [`skyjo_env.sb3_vec_env`][] are thin views over it.
 """
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ class Ended:
 
     games: np.ndarray  #: (k,) game indices, ascending
     observations: np.ndarray  #: (k, obs) the learner's last observation of each ended game
-    truncated: np.ndarray  #: (k,) bool: stopped by ``max_steps`` rather than finished
+    truncated: np.ndarray  #: (k,) bool: stopped by `max_steps` rather than finished
     seats: np.ndarray  #: (k,) the learner's seat in each ended game
     totals: np.ndarray  #: (k, P) the game totals when it ended, by absolute seat
     won: np.ndarray  #: (k,) bool: the learner's total is among the lowest of a finished game (R20)
@@ -73,8 +73,8 @@ class Ended:
 def checked_learner_actions(
     actions: np.ndarray, bits: np.ndarray, seats: np.ndarray, players: np.ndarray | None = None
 ) -> np.ndarray:
-    """The learners' actions as int64, each legal under its game's ``bits``; else ``ValueError``
-    naming the game, the learner's seat (and the game's player count, where ``players`` is given)."""
+    """The learners' actions as int64, each legal under its game's `bits`; else `ValueError`
+    naming the game, the learner's seat (and the game's player count, where `players` is given)."""
 
     def illegal(g: int, a: int) -> str:
         table = "" if players is None else f"{int(players[g])} players, "
@@ -92,25 +92,25 @@ def checked_learner_actions(
 
 
 class LearnerGames:
-    """``num_games`` Skyjo games for one learner against weighted opponents; see the module docstring.
+    """`num_games` Skyjo games for one learner against weighted opponents; see the module docstring.
 
     Args:
         num_games: number of games N.
-        rules: the rule options (default ``Rules()``: 2 players).
+        rules: the rule options (default `Rules()`: 2 players).
         opponents: one policy, or a list of pool entries; an entry is a policy (or a factory, built
-            with ``rules``) that plays every opponent seat, or a tuple of ``P - 1`` of them, one per
+            with `rules`) that plays every opponent seat, or a tuple of `P - 1` of them, one per
             opponent seat clockwise after the learner. Default: a seeded random player.
         weights: sampling weight of each entry (default: equal); each new game draws one.
-        seat: the learner's seat in every game, or ``None`` (default): a random seat per game.
-        reward: ``"result"``, ``"score"``, ``"lead"`` or ``"none"`` (see :mod:`skyjo_env.rewards`).
-        reward_scale: every reward is multiplied by this (e.g. 0.05 for ``"score"`` rewards).
+        seat: the learner's seat in every game, or `None` (default): a random seat per game.
+        reward: `"result"`, `"score"`, `"lead"` or `"none"` (see [`skyjo_env.rewards`][]).
+        reward_scale: every reward is multiplied by this (e.g. 0.05 for `"score"` rewards).
         max_steps: truncate a game at the first learner turn after this many actions of all its
-            seats (a guard against policies that never end a round); ``None`` for no limit.
-        seed: seeds the deals, the seats, the opponent draws and the default opponent; ``reset(seed)``
-            re-seeds them and the opponents' own randomness (:func:`~skyjo_env.opponents.reseed`).
-        restart: deal an ended game again within the step (default); ``False`` leaves it as it ended.
-        obs_type: the learner's observations: ``"table"`` (default, sized to the table) or
-            ``"padded"`` (every player count alike, see :mod:`skyjo_env.observation`). Opponents
+            seats (a guard against policies that never end a round); `None` for no limit.
+        seed: seeds the deals, the seats, the opponent draws and the default opponent; `reset(seed)`
+            re-seeds them and the opponents' own randomness ([`reseed()`][reseed]).
+        restart: deal an ended game again within the step (default); `False` leaves it as it ended.
+        obs_type: the learner's observations: `"table"` (default, sized to the table) or
+            `"padded"` (every player count alike, see [`skyjo_env.observation`][]). Opponents
             always get table observations.
     """
 
@@ -183,8 +183,8 @@ class LearnerGames:
     def set_opponents(
         self, opponents: Opponents | Sequence[Opponents] | None, weights: Sequence[float] | None = None
     ) -> None:
-        """Draw the opponents of every game that starts from now on from ``opponents`` by ``weights``
-        (entries as the argument of that name; ``None``: the seeded random default); games in
+        """Draw the opponents of every game that starts from now on from `opponents` by `weights`
+        (entries as the argument of that name; `None`: the seeded random default); games in
         progress keep theirs."""
         if opponents is None:
             if self._default is None:
@@ -218,7 +218,7 @@ class LearnerGames:
 
     # ------------------------------------------------------------------ games
     def reset(self, seed: int | None = None) -> np.ndarray:
-        """Deal new games everywhere (re-seeded if ``seed`` is given); the learners' observations."""
+        """Deal new games everywhere (re-seeded if `seed` is given); the learners' observations."""
         self.engine.reset(seed)
         if seed is not None:
             self._rng = np.random.default_rng(seed)
@@ -239,10 +239,10 @@ class LearnerGames:
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, Ended | None]:
         """Play the N learner actions, then the opponents up to every learner's next turn.
 
-        Returns the learners' observations ``(N, obs)``, rewards ``(N,)`` float32, done flags
-        ``(N,)`` and the :class:`Ended` games (``None`` when no game ended). An illegal or
-        malformed action raises ``ValueError`` naming the game and its legal actions, before any
-        game moves. ``hold`` ``(N,)`` bools: games that stay as they are in this step (their actions,
+        Returns the learners' observations `(N, obs)`, rewards `(N,)` float32, done flags
+        `(N,)` and the [`Ended`][] games (`None` when no game ended). An illegal or
+        malformed action raises `ValueError` naming the game and its legal actions, before any
+        game moves. `hold` `(N,)` bools: games that stay as they are in this step (their actions,
         any in range, are ignored; reward 0, not done), as a view's next-step autoreset needs.
         """
         if hold is None:
@@ -269,17 +269,17 @@ class LearnerGames:
         return observe_as(self.obs_type, self.engine, self._seats), rewards, dones, self._collect_ended()
 
     def legal_bits(self) -> np.ndarray:
-        """The learners' legal actions as ``(N,)`` bit sets (bit ``a`` set: action ``a`` is legal)."""
+        """The learners' legal actions as `(N,)` bit sets (bit `a` set: action `a` is legal)."""
         if self._bits is None:
             self._bits = self.engine.legal_bits()
         return self._bits
 
     def action_masks(self) -> np.ndarray:
-        """The learners' legal actions, ``(N, 26)`` booleans."""
+        """The learners' legal actions, `(N, 26)` booleans."""
         return unpack_bits(self.legal_bits())
 
     def images(self) -> list[np.ndarray]:
-        """An RGB image of every game (:func:`~skyjo_env.render.render_rgb`), each from its learner's view."""
+        """An RGB image of every game ([`render_rgb()`][skyjo_env.render.render_rgb]), each from its learner's view."""
         return [render.render_rgb(self.engine, g, viewer=s) for g, s in enumerate(self._seats.tolist())]
 
     # ------------------------------------------------------------------ helpers
@@ -295,7 +295,7 @@ class LearnerGames:
         return tuple(built[id(p)] for p in seats)
 
     def _replace(self, old: OpponentPolicy, new: OpponentPolicy) -> None:
-        """Put ``new`` wherever the pool holds ``old`` (the default opponent, re-seeded)."""
+        """Put `new` wherever the pool holds `old` (the default opponent, re-seeded)."""
         self._pool = [tuple(new if p is old else p for p in lineup) for lineup in self._pool]
         self._entries = [new if e is old else e for e in self._entries]
         self._policies = [new if p is old else p for p in self._policies]
@@ -307,12 +307,12 @@ class LearnerGames:
         self._game_opponent[games] = self._rng.choice(len(self._pool), size=games.size, p=self._draw)
 
     def _advance(self, games: np.ndarray, rewards: np.ndarray, dones: np.ndarray) -> None:
-        """Bring every game of ``games`` to its learner's turn, in batch.
+        """Bring every game of `games` to its learner's turn, in batch.
 
         Opponents act in all the games where it is their turn, at once, until none is left. A game
-        that ends (or, at its learner's turn, has reached ``max_steps``) and is not yet ``dones``
-        is recorded and marked in ``dones``; with ``restart`` it is dealt again and its opponents
-        play on in the new game within the same loop. The learner's rewards go to ``rewards``, or
+        that ends (or, at its learner's turn, has reached `max_steps`) and is not yet `dones`
+        is recorded and marked in `dones`; with `restart` it is dealt again and its opponents
+        play on in the new game within the same loop. The learner's rewards go to `rewards`, or
         to the carry of the next step for games already done (they belong to the new game).
         """
         engine, seats, P = self.engine, self._seats, self.rules.num_players
@@ -335,7 +335,7 @@ class LearnerGames:
                 rewards[games] += gained
 
     def _ended_games(self, games: np.ndarray) -> np.ndarray:
-        """Over, or at the learner's turn with ``max_steps`` actions played."""
+        """Over, or at the learner's turn with `max_steps` actions played."""
         engine = self.engine
         over = engine.phase[games] == OVER
         if self.max_steps is None:
@@ -343,7 +343,7 @@ class LearnerGames:
         return over | ((engine.steps[games] >= self.max_steps) & (engine.current[games] == self._seats[games]))
 
     def _restart(self, games: np.ndarray, dones: np.ndarray) -> None:
-        """Record the episodes of ``games`` as ended, then (with ``restart``) deal them again."""
+        """Record the episodes of `games` as ended, then (with `restart`) deal them again."""
         engine = self.engine
         seats = self._seats[games]
         over = engine.phase[games] == OVER
@@ -365,7 +365,7 @@ class LearnerGames:
             self._draw_seats_and_opponents(games)
 
     def _collect_ended(self) -> Ended | None:
-        """The games recorded by :meth:`_restart` during this step, in game order; clears the record."""
+        """The games recorded by [`_restart()`][_restart] during this step, in game order; clears the record."""
         parts, self._ended = self._ended, []
         if not parts:
             return None
@@ -382,7 +382,7 @@ class LearnerGames:
         )
 
     def _checked(self, actions: np.ndarray) -> np.ndarray:
-        """The learners' actions as int64, each legal; ``ValueError`` naming a game otherwise."""
+        """The learners' actions as int64, each legal; `ValueError` naming a game otherwise."""
         return checked_learner_actions(actions, self.legal_bits(), self._seats)
 
     def _random_opponent(self) -> RandomPolicy:

@@ -1,15 +1,15 @@
 """Games at tables of several player counts for one learner, in one batch: mixed-table training.
 
-:class:`MixedLearnerGames` splits its N games among the player counts it is given (as evenly as
-they divide: the first ``N % k`` counts get one game more) and keeps one
-:class:`~skyjo_env.learner_games.LearnerGames` per count, each with its own engine. Every game keeps
+[`MixedLearnerGames`][] splits its N games among the player counts it is given (as evenly as
+they divide: the first `N % k` counts get one game more) and keeps one
+[`LearnerGames`][] per count, each with its own engine. Every game keeps
 its count: a game that ends is dealt again at the same table size, so the counts' share of the
 batch is fixed, and a count's share of the learner's turns follows it. The learner's observations
-are padded ones (:mod:`skyjo_env.observation`), the same layout at every count, so one network
+are padded ones ([`skyjo_env.observation`][]), the same layout at every count, so one network
 plays them all; opponents get table observations of their own table, as in every view.
 
-It has the methods of :class:`LearnerGames` that the vector views call (``reset``, ``step``,
-``action_masks``, ``set_opponents``, ...), with game indices running over the counts in order.
+It has the methods of [`LearnerGames`][] that the vector views call (`reset`, `step`,
+`action_masks`, `set_opponents`, ...), with game indices running over the counts in order.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from skyjo_env.rules import Rules
 
 
 def check_player_counts(counts: Any) -> tuple[int, ...]:
-    """``counts`` (player counts 2..8, each once) as a sorted tuple; ``ValueError`` naming the problem."""
+    """`counts` (player counts 2..8, each once) as a sorted tuple; `ValueError` naming the problem."""
     values = list(counts) if isinstance(counts, (list, tuple, range)) else None
     if not values or any(isinstance(p, bool) or not isinstance(p, (int, np.integer)) for p in values):
         raise ValueError(f"player counts must be a non-empty list of integers 2..8, got {counts!r}")
@@ -35,16 +35,16 @@ def check_player_counts(counts: Any) -> tuple[int, ...]:
 
 
 class MixedLearnerGames:
-    """``num_games`` games for one learner at tables of ``player_counts`` players; see the module docstring.
+    """`num_games` games for one learner at tables of `player_counts` players; see the module docstring.
 
     Args:
         num_games: number of games N, at least one per count.
-        rules: the rule options besides the player count (its ``num_players`` is ignored).
+        rules: the rule options besides the player count (its `num_players` is ignored).
         player_counts: the table sizes, 2..8.
         seed: seeds each count's games (through a seed derived from it and the count).
-        options: the other options of :class:`LearnerGames` (``opponents``, ``weights``,
-            ``reward``, ``reward_scale``, ``max_steps``); an opponent may be a factory, built
-            with each count's rules. ``seat`` and ``obs_type`` are not options: seats are drawn
+        options: the other options of [`LearnerGames`][] (`opponents`, `weights`,
+            `reward`, `reward_scale`, `max_steps`); an opponent may be a factory, built
+            with each count's rules. `seat` and `obs_type` are not options: seats are drawn
             at random and observations are padded.
     """
 
@@ -100,18 +100,18 @@ class MixedLearnerGames:
     def set_opponents(
         self, opponents: Opponents | Sequence[Opponents] | None, weights: Sequence[float] | None = None
     ) -> None:
-        """As :meth:`LearnerGames.set_opponents`, for the games of every count."""
+        """As [`LearnerGames.set_opponents()`][LearnerGames.set_opponents], for the games of every count."""
         for part in self.parts:
             part.set_opponents(opponents, weights)
 
     def reset(self, seed: int | None = None) -> np.ndarray:
-        """Deal new games everywhere (re-seeded if ``seed`` is given); the learners' padded observations."""
+        """Deal new games everywhere (re-seeded if `seed` is given); the learners' padded observations."""
         return np.concatenate([part.reset(_part_seed(seed, P)) for part, P in zip(self.parts, self.player_counts)])
 
     def step(
         self, actions: np.ndarray, hold: np.ndarray | None = None
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, Ended | None]:
-        """As :meth:`LearnerGames.step`; ``Ended.totals`` has :data:`PADDED_SEATS` columns, 0 past a
+        """As [`LearnerGames.step()`][LearnerGames.step]; `Ended.totals` has [`PADDED_SEATS`][] columns, 0 past a
         game's own seats. Every action is checked before any game moves."""
         bits = self.legal_bits() if hold is None else np.where(hold, np.uint32(ANY_ACTION), self.legal_bits())
         a = checked_learner_actions(actions, bits, self.seats, self.players)
@@ -123,11 +123,11 @@ class MixedLearnerGames:
         return observations, rewards, dones, self._merged([r[3] for r in results])
 
     def legal_bits(self) -> np.ndarray:
-        """The learners' legal actions as ``(N,)`` bit sets."""
+        """The learners' legal actions as `(N,)` bit sets."""
         return np.concatenate([part.legal_bits() for part in self.parts])
 
     def action_masks(self) -> np.ndarray:
-        """The learners' legal actions, ``(N, 26)`` booleans."""
+        """The learners' legal actions, `(N, 26)` booleans."""
         return np.concatenate([part.action_masks() for part in self.parts])
 
     def images(self) -> list[np.ndarray]:
@@ -135,7 +135,7 @@ class MixedLearnerGames:
         return [image for part in self.parts for image in part.images()]
 
     def _merged(self, ended: list[Ended | None]) -> Ended | None:
-        """The ended games of every count as one :class:`Ended`, with batch-wide game indices."""
+        """The ended games of every count as one [`Ended`][], with batch-wide game indices."""
         parts = [(e, start) for e, start in zip(ended, self.offsets) if e is not None]
         if not parts:
             return None
@@ -165,9 +165,9 @@ def vector_games(
     obs_type: str | None,
     **options: Any,
 ) -> LearnerGames | MixedLearnerGames:
-    """The games of a vector view: :class:`LearnerGames` at one table size (``obs_type`` default
-    ``"table"``), or, with ``player_counts``, :class:`MixedLearnerGames` (padded observations and
-    random seats: ``obs_type`` other than ``"padded"`` and ``seat`` are refused)."""
+    """The games of a vector view: [`LearnerGames`][] at one table size (`obs_type` default
+    `"table"`), or, with `player_counts`, [`MixedLearnerGames`][] (padded observations and
+    random seats: `obs_type` other than `"padded"` and `seat` are refused)."""
     if player_counts is None:
         return LearnerGames(num_games, rules, seat=seat, obs_type="table" if obs_type is None else obs_type, **options)
     if obs_type not in (None, "padded") or seat is not None:

@@ -1,38 +1,30 @@
 """Per-seat observations: a flat float32 vector with only what that seat may see (RULES.md, last section).
 
-Seats are ordered relative to the observer: block ``r`` describes seat ``(observer + r) % P``, so
-block 0 is always the observer's own. With ``P`` players the vector has ``38 * P + 54`` entries:
+Seats are ordered relative to the observer: block `r` describes seat `(observer + r) % P`, so
+block 0 is always the observer's own. With `P` players the vector has `38 * P + 54` entries:
 
-=====================  ==========  ======================================================  ==========
-slice                  size        meaning                                                 range
-=====================  ==========  ======================================================  ==========
-``grid`` (per seat r)  36 each     12 card values / 12 where face up (else 0), then 12     [-1/6, 1]
-                                   face-down flags, then 12 removed-column flags (R13)     and {0, 1}
-``discard_top``        15          one-hot of the discard pile's top card (-2..12)         {0, 1}
-``held``               15          one-hot of the card in hand, if the observer may see    {0, 1}
-                                   it: a taken discard is public, a drawn card is seen
-                                   only by the drawer (R10)
-``held_source``        2           card in hand came from [draw pile, discard pile]        {0, 1}
-``phase``              4           one-hot [setup, choose, drawn, taken]                   {0, 1}
-``unseen``             15          per value -2..12: cards not yet seen by the observer    [0, 1]
-                                   (in the draw pile or face down), / that value's count
-                                   in the deck (R1); public card counting
-``draw_size``          1           cards in the draw pile / 150                            [0, 1]
-``totals``             P           game totals / end_score, relative seat order, clipped   [-1, 1 +
-                                   below at -1 (see :func:`totals_ceiling`)                288/end]
-``to_act``             1           1 if the observer is the seat to act                    {0, 1}
-``round_ending``       1           1 once a player has ended the round (R15)               {0, 1}
-``ender``              P           one-hot relative seat of the round-ender                {0, 1}
-=====================  ==========  ======================================================  ==========
+slice               | size    | range                | meaning
+------------------- | ------- | -------------------- | -------
+`grid` (per seat r) | 36 each | [-1/6, 1] and {0, 1} | 12 card values / 12 where face up (else 0), then 12 face-down flags, then 12 removed-column flags (R13)
+`discard_top`       | 15      | {0, 1}               | one-hot of the discard pile's top card (-2..12)
+`held`              | 15      | {0, 1}               | one-hot of the card in hand, if the observer may see it: a taken discard is public, a drawn card is seen only by the drawer (R10)
+`held_source`       | 2       | {0, 1}               | card in hand came from [draw pile, discard pile]
+`phase`             | 4       | {0, 1}               | one-hot [setup, choose, drawn, taken]
+`unseen`            | 15      | [0, 1]               | per value -2..12: cards not yet seen by the observer (in the draw pile or face down), / that value's count in the deck (R1); public card counting
+`draw_size`         | 1       | [0, 1]               | cards in the draw pile / 150
+`totals`            | P       | [-1, 1 + 288/end]    | game totals / end_score, relative seat order, clipped below at -1 (see [`totals_ceiling()`][totals_ceiling])
+`to_act`            | 1       | {0, 1}               | 1 if the observer is the seat to act
+`round_ending`      | 1       | {0, 1}               | 1 once a player has ended the round (R15)
+`ender`             | P       | {0, 1}               | one-hot relative seat of the round-ender
 
-:data:`layout` gives the slices by name. One encoder serves a batch of games and a single game alike.
+[`layout`][] gives the slices by name. One encoder serves a batch of games and a single game alike.
 
-Padded encoding (``obs_type="padded"`` of every view): one layout for every table of 2 to 8 players,
+Padded encoding (`obs_type="padded"` of every view): one layout for every table of 2 to 8 players,
 so that one network can play them all. It is the observation of an 8-player table, with the seats a
-table of ``P`` lacks left at 0 (``grid_r``, ``totals`` and ``ender`` entries for ``r >= P``), followed
-by ``players``, a one-hot of the player count over 2..8: :data:`PADDED_SIZE` = 38 * 8 + 54 + 7 = 365
-entries (:func:`padded_layout`). It holds exactly what the table observation holds (:func:`pad`,
-:func:`unpad`), so it is as leak-free.
+table of `P` lacks left at 0 (`grid_r`, `totals` and `ender` entries for `r >= P`), followed
+by `players`, a one-hot of the player count over 2..8: [`PADDED_SIZE`][] = 38 * 8 + 54 + 7 = 365
+entries ([`padded_layout()`][padded_layout]). It holds exactly what the table observation holds ([`pad()`][pad],
+[`unpad()`][unpad]), so it is as leak-free.
 """
 
 from __future__ import annotations
@@ -56,8 +48,8 @@ _HIDDEN_FLOAT = _SHOWN_FLOAT[ALL_SLOTS ^ np.arange(ALL_SLOTS + 1)]  # face_up bi
 _VALUE_SCALE = np.float32(1 / MAX_VALUE)
 _DRAW_SCALE = np.float32(1 / DECK_SIZE)
 _PHASE_COLUMNS = 4  # engine phases setup, choose, drawn, taken; OVER has no column
-#: The lowest observed game total, in units of ``end_score``: a total below ``-end_score`` reads as
-#: ``-end_score`` (no real game gets there; the bound keeps the observation space finite).
+#: The lowest observed game total, in units of `end_score`: a total below `-end_score` reads as
+#: `-end_score` (no real game gets there; the bound keeps the observation space finite).
 TOTALS_FLOOR = -1.0
 #: The highest round score: twelve 12s, doubled (R16, R17).
 MAX_ROUND_SCORE = 2 * SLOTS * MAX_VALUE
@@ -65,17 +57,17 @@ MAX_ROUND_SCORE = 2 * SLOTS * MAX_VALUE
 
 def totals_ceiling(end_score: int) -> float:
     """An upper bound of the observed game totals: a total before the last round is below
-    ``end_score`` (R19), and the last round adds at most :data:`MAX_ROUND_SCORE`."""
+    `end_score` (R19), and the last round adds at most [`MAX_ROUND_SCORE`][]."""
     return 1.0 + MAX_ROUND_SCORE / end_score
 
 
 def size(num_players: int) -> int:
-    """Length of the observation vector for ``num_players`` players (the end of its :func:`layout`)."""
+    """Length of the observation vector for `num_players` players (the end of its [`layout()`][layout])."""
     return _layout(num_players)[-1][1].stop
 
 
 def num_players(obs_size: int) -> int:
-    """The player count P whose observation has ``obs_size`` entries (the inverse of :func:`size`)."""
+    """The player count P whose observation has `obs_size` entries (the inverse of [`size()`][size])."""
     for players in range(2, 9):
         if size(players) == obs_size:
             return players
@@ -85,7 +77,7 @@ def num_players(obs_size: int) -> int:
 
 
 def layout(num_players: int) -> dict[str, slice]:
-    """Name -> slice of every block of the observation vector (``grid_r`` for relative seat r)."""
+    """Name -> slice of every block of the observation vector (`grid_r` for relative seat r)."""
     return dict(_layout(num_players))
 
 
@@ -112,9 +104,9 @@ def _layout(num_players: int) -> tuple[tuple[str, slice], ...]:
 
 
 def observe(engine: SkyjoEngine, seats: np.ndarray | int, games: np.ndarray | None = None) -> np.ndarray:
-    """Observations of ``seats`` (one observer per game, or one for all) in ``games`` (default all).
+    """Observations of `seats` (one observer per game, or one for all) in `games` (default all).
 
-    Returns ``(len(games), size(P))`` float32.
+    Returns `(len(games), size(P))` float32.
     """
     P = engine.num_players
     g = engine.all_games if games is None else np.asarray(games, dtype=np.int64).reshape(-1)
@@ -130,7 +122,7 @@ def observe(engine: SkyjoEngine, seats: np.ndarray | int, games: np.ndarray | No
 
 
 def _observers(seats: np.ndarray | int, n: int, num_players: int) -> int | np.ndarray:
-    """``seats`` checked for ``n`` games: one seat as an int, or one per game as ``(n,)`` int64."""
+    """`seats` checked for `n` games: one seat as an int, or one per game as `(n,)` int64."""
     if type(seats) is int and 0 <= seats < num_players:
         return seats
     observer = np.asarray(seats)
@@ -154,12 +146,12 @@ def _encode(
     observer: int | np.ndarray,
     row: int | np.ndarray,
 ) -> None:
-    """Write the observations of seats ``observer`` in games ``g`` into ``out`` (zeros).
+    """Write the observations of seats `observer` in games `g` into `out` (zeros).
 
-    The one encoder, for a batch and for one game: a batch comes as ``(n,)`` arrays (``row`` is
-    ``arange(n)``, ``out`` ``(n, S)``), one game as Python ints (``row`` 0, ``out`` ``(S,)``). The
+    The one encoder, for a batch and for one game: a batch comes as `(n,)` arrays (`row` is
+    `arange(n)`, `out` `(n, S)`), one game as Python ints (`row` 0, `out` `(S,)`). The
     same expressions then index views and scalars, which keeps one game to a few cheap numpy
-    calls. Flags and one-hots are written as floats, from the tables ``t``; counts are scaled.
+    calls. Flags and one-hots are written as floats, from the tables `t`; counts are scaled.
     """
     P = engine.num_players
     # Grids, per relative seat: shown values, face-down flags, removed flags, each 12 float32 as
@@ -191,28 +183,28 @@ def _encode(
 
 
 class _Tables(NamedTuple):
-    """What :func:`_encode` needs for P players and an end score: layout columns, factors, blocks by key."""
+    """What `_encode()` needs for P players and an end score: layout columns, factors, blocks by key."""
 
     size: int  #: length of the observation
     grid: int  #: end of the grid blocks
-    discard_top: int  #: first column of ``discard_top``
-    hand: slice  #: ``held``, ``held_source``, ``phase``
+    discard_top: int  #: first column of `discard_top`
+    hand: slice  #: `held`, `held_source`, `phase`
     unseen: slice
     draw_size: int
     totals: slice
-    ending: slice  #: ``to_act``, ``round_ending``, ``ender``
+    ending: slice  #: `to_act`, `round_ending`, `ender`
     unseen_scale: np.ndarray  #: per value, 1 / its count in the deck
     totals_scale: np.float32  #: 1 / end score
-    totals_floor: np.ndarray  #: :data:`TOTALS_FLOOR` as an int16 game total
+    totals_floor: np.ndarray  #: [`TOTALS_FLOOR`][] as an int16 game total
     rotations: np.ndarray  #: [observer, r]: the absolute seat of relative seat r
-    hand_rows: np.ndarray  #: [_hand_key]: the ``hand`` block
+    hand_rows: np.ndarray  #: [_hand_key]: the `hand` block
     seen_rows: np.ndarray  #: [_hand_key]: per value, the drawn card that the observer saw (not unseen)
-    ending_rows: np.ndarray  #: [_ending_key]: the ``ending`` block
+    ending_rows: np.ndarray  #: [_ending_key]: the `ending` block
 
 
 @cache
 def _tables(num_players: int, end_score: int) -> _Tables:
-    """The :class:`_Tables` of a table of ``num_players`` playing to ``end_score``."""
+    """The :class:`_Tables` of a table of `num_players` playing to `end_score`."""
     P = num_players
     L = dict(_layout(P))
     hand, ending = slice(L["held"].start, L["phase"].stop), slice(L["to_act"].start, L["ender"].stop)
@@ -270,7 +262,7 @@ def _ending_key(ender: Any, current: Any, observer: Any, num_players: int) -> An
 
 
 def _cells(rotations: np.ndarray, g: int | np.ndarray, observer: int | np.ndarray) -> np.ndarray:
-    """Rows ``game * P + seat`` of relative seats 0..P-1: ``(P,)`` for an int game, else ``(n, P)``."""
+    """Rows `game * P + seat` of relative seats 0..P-1: `(P,)` for an int game, else `(n, P)`."""
     P = len(rotations)
     if type(g) is int:
         return rotations[observer] + g * P if g else rotations[observer]
@@ -278,37 +270,37 @@ def _cells(rotations: np.ndarray, g: int | np.ndarray, observer: int | np.ndarra
 
 
 def _at(array: np.ndarray, index: int | np.ndarray) -> Any:
-    """``array[index]`` of a 1-D array: a Python int for an int index, else int64 values."""
+    """`array[index]` of a 1-D array: a Python int for an int index, else int64 values."""
     return array.item(index) if type(index) is int else array[index].astype(np.int64)
 
 
 def _rows(table: np.ndarray, key: int | np.ndarray) -> np.ndarray:
-    """``table[key]``: a view for an int key, else the rows gathered."""
+    """`table[key]`: a view for an int key, else the rows gathered."""
     return table[key] if type(key) is int else table.take(key, 0)
 
 
 #: Seats of the padded encoding, and the player counts it covers.
 PADDED_SEATS = 8
 PLAYER_COUNTS = tuple(range(2, PADDED_SEATS + 1))
-#: The observation types of the views: ``"table"`` (sized to the table) and ``"padded"`` (every table alike).
+#: The observation types of the views: `"table"` (sized to the table) and `"padded"` (every table alike).
 OBS_TYPES = ("table", "padded")
 
 
 def count_range(counts: tuple[int, ...]) -> str:
-    """Player counts as a reader writes them: ``2``, ``3, 5``, ``2-8``."""
+    """Player counts as a reader writes them: `2`, `3, 5`, `2-8`."""
     if len(counts) > 2 and list(counts) == list(range(counts[0], counts[-1] + 1)):
         return f"{counts[0]}-{counts[-1]}"
     return ", ".join(map(str, counts))
 
 
 def check_obs_type(obs_type: object) -> None:
-    """``ValueError`` unless ``obs_type`` is one of :data:`OBS_TYPES`."""
+    """`ValueError` unless `obs_type` is one of [`OBS_TYPES`][]."""
     if obs_type not in OBS_TYPES:
         raise ValueError(f"obs_type={obs_type!r} is not allowed; use one of {list(OBS_TYPES)}")
 
 
 def padded_layout() -> dict[str, slice]:
-    """Name -> slice of the padded encoding: :func:`layout` of 8 seats, then ``players``."""
+    """Name -> slice of the padded encoding: [`layout()`][layout] of 8 seats, then `players`."""
     return dict(_padded_layout())
 
 
@@ -323,14 +315,14 @@ PADDED_SIZE = _padded_layout()[-1][1].stop
 
 
 def obs_size(obs_type: str, num_players: int) -> int:
-    """Length of the observations of type ``obs_type`` at a table of ``num_players``."""
+    """Length of the observations of type `obs_type` at a table of `num_players`."""
     check_obs_type(obs_type)
     return size(num_players) if obs_type == "table" else PADDED_SIZE
 
 
 @cache
 def _padded_columns(num_players: int) -> np.ndarray:
-    """Column of the padded encoding of each entry of the ``num_players`` table observation."""
+    """Column of the padded encoding of each entry of the `num_players` table observation."""
     padded = dict(_layout(PADDED_SEATS))
     columns = [np.arange(s.stop - s.start) + padded[name].start for name, s in _layout(num_players)]
     out = np.concatenate(columns)
@@ -339,7 +331,7 @@ def _padded_columns(num_players: int) -> np.ndarray:
 
 
 def pad(observations: np.ndarray, num_players: int) -> np.ndarray:
-    """Table observations ``(n, size(P))`` of ``num_players`` as padded ones ``(n, PADDED_SIZE)``."""
+    """Table observations `(n, size(P))` of `num_players` as padded ones `(n, PADDED_SIZE)`."""
     obs = np.asarray(observations, dtype=np.float32)
     if obs.ndim != 2 or obs.shape[1] != size(num_players):
         raise ValueError(
@@ -352,7 +344,7 @@ def pad(observations: np.ndarray, num_players: int) -> np.ndarray:
 
 
 def padded_players(padded: np.ndarray) -> np.ndarray:
-    """``(n,)`` player count of each padded observation; ``ValueError`` for rows without exactly one."""
+    """`(n,)` player count of each padded observation; `ValueError` for rows without exactly one."""
     block = np.asarray(padded)[:, _padded_layout()[-1][1]]
     if not np.all(block.sum(axis=1) == 1):
         raise ValueError("padded observations must have exactly one player count set in their 'players' block")
@@ -360,12 +352,12 @@ def padded_players(padded: np.ndarray) -> np.ndarray:
 
 
 def unpad(padded: np.ndarray, num_players: int) -> np.ndarray:
-    """Padded observations of ``num_players`` tables as table observations ``(n, size(P))`` (:func:`pad`'s inverse)."""
+    """Padded observations of `num_players` tables as table observations `(n, size(P))` ([`pad()`][pad]'s inverse)."""
     return np.ascontiguousarray(np.asarray(padded, dtype=np.float32)[:, _padded_columns(num_players)])
 
 
 def by_player_count(padded: np.ndarray) -> list[tuple[int, np.ndarray]]:
-    """The rows of a batch of padded observations grouped by player count: ``[(P, rows), ...]``."""
+    """The rows of a batch of padded observations grouped by player count: `[(P, rows), ...]`."""
     players = padded_players(padded)
     return [(int(P), np.flatnonzero(players == P)) for P in np.unique(players)]
 
@@ -373,6 +365,6 @@ def by_player_count(padded: np.ndarray) -> list[tuple[int, np.ndarray]]:
 def observe_as(
     obs_type: str, engine: SkyjoEngine, seats: np.ndarray | int, games: np.ndarray | None = None
 ) -> np.ndarray:
-    """:func:`observe`, as table observations or padded ones (``obs_type``, see :data:`OBS_TYPES`)."""
+    """[`observe()`][observe], as table observations or padded ones (`obs_type`, see [`OBS_TYPES`][])."""
     obs = observe(engine, seats, games)
     return obs if obs_type == "table" else pad(obs, engine.num_players)

@@ -1,19 +1,19 @@
-"""Opponents of a learner: batched policies ``policy(observations, action_masks) -> actions``.
+"""Opponents of a learner: batched policies `policy(observations, action_masks) -> actions`.
 
-Any callable with that signature plays (see :class:`skyjo_env.agents.base.Policy`): it gets the
-``(n, obs)`` float32 observations of the seats it plays and their ``(n, 26)`` boolean legal-action
-masks, and returns ``n`` legal action ids. A policy that never reads its observations may say so
-with an attribute ``observes = False``: it then gets an empty ``(n, 0)`` array, and the environment
+Any callable with that signature plays (see [`skyjo_env.agents.base.Policy`][]): it gets the
+`(n, obs)` float32 observations of the seats it plays and their `(n, 26)` boolean legal-action
+masks, and returns `n` legal action ids. A policy that never reads its observations may say so
+with an attribute `observes = False`: it then gets an empty `(n, 0)` array, and the environment
 skips encoding observations for it.
 
 Where a policy is expected, a *factory* may stand instead: a class, or a callable without required
-arguments, that returns a policy. :func:`build` calls it with the game's ``rules`` (and a ``seed``)
+arguments, that returns a policy. [`build()`][build] calls it with the game's `rules` (and a `seed`)
 where its signature takes them, so an agent learns the rules it plays under.
 
-A policy that makes random choices draws them from an attribute ``rng`` (a
-``numpy.random.Generator``): an environment's ``reset(seed=...)`` then re-seeds it (:func:`reseed`),
+A policy that makes random choices draws them from an attribute `rng` (a
+`numpy.random.Generator`): an environment's `reset(seed=...)` then re-seeds it ([`reseed()`][reseed]),
 so the same seed gives the same game. A policy that declares the player counts it plays (attribute
-``player_counts``, or ``players``) is refused at a table of another size (:func:`check_table`).
+`player_counts`, or `players`) is refused at a table of another size ([`check_table()`][check_table]).
 """
 
 from __future__ import annotations
@@ -35,12 +35,12 @@ OpponentPolicy = Callable[[np.ndarray, np.ndarray], np.ndarray]
 
 
 def policy_name(policy: Any) -> str:
-    """How tables and errors name a policy: its ``name`` attribute, else its type."""
+    """How tables and errors name a policy: its `name` attribute, else its type."""
     return str(getattr(policy, "name", type(policy).__name__))
 
 
 def required_arguments(obj: Callable[..., Any]) -> int | None:
-    """How many arguments ``obj`` needs (positional or keyword, without defaults); ``None`` if unknown."""
+    """How many arguments `obj` needs (positional or keyword, without defaults); `None` if unknown."""
     try:
         parameters = inspect.signature(obj).parameters.values()
     except (TypeError, ValueError):  # some builtins and C callables have no signature
@@ -50,7 +50,7 @@ def required_arguments(obj: Callable[..., Any]) -> int | None:
 
 
 def is_factory(obj: Any) -> bool:
-    """A class, or a function (``functools.partial`` too) that needs no argument: it makes a policy
+    """A class, or a function (`functools.partial` too) that needs no argument: it makes a policy
     rather than being one. Any other callable object is a policy, whatever its signature."""
     if inspect.isclass(obj):
         return True
@@ -59,7 +59,7 @@ def is_factory(obj: Any) -> bool:
 
 
 def call_with_accepted(factory: Callable[..., Any], **options: Any) -> Any:
-    """``factory(**options)``, passing only the options its signature takes (all, if it takes ``**kwargs``)."""
+    """`factory(**options)`, passing only the options its signature takes (all, if it takes `**kwargs`)."""
     try:
         parameters = inspect.signature(factory).parameters
     except (TypeError, ValueError):
@@ -70,8 +70,8 @@ def call_with_accepted(factory: Callable[..., Any], **options: Any) -> Any:
 
 
 def build(obj: Any, rules: Rules | None, seed: int | None = None) -> OpponentPolicy:
-    """The policy ``obj`` stands for: ``obj`` itself, or what the factory ``obj`` returns when given
-    ``rules`` and ``seed`` (those its signature takes; no ``rules`` when ``None``). ``ValueError`` if
+    """The policy `obj` stands for: `obj` itself, or what the factory `obj` returns when given
+    `rules` and `seed` (those its signature takes; no `rules` when `None`). `ValueError` if
     the result is no policy."""
     options = {"seed": seed} if rules is None else {"rules": rules, "seed": seed}
     policy = call_with_accepted(obj, **options) if is_factory(obj) else obj
@@ -83,9 +83,9 @@ def build(obj: Any, rules: Rules | None, seed: int | None = None) -> OpponentPol
 
 
 def check_table(policy: Any, players: int, what: str | None = None) -> None:
-    """``ValueError`` if ``policy`` declares (attribute ``player_counts``, else ``players``, as
-    :class:`~skyjo_env.agents.mlp_policy.MLPPolicy` does) that it plays other player counts than
-    ``players``; the message names it as ``what`` (default: ``agent 'name'``)."""
+    """`ValueError` if `policy` declares (attribute `player_counts`, else `players`, as
+    [`MLPPolicy`][skyjo_env.agents.mlp_policy.MLPPolicy] does) that it plays other player counts than
+    `players`; the message names it as `what` (default: `agent 'name'`)."""
     counts = getattr(policy, "player_counts", None)
     if counts is None and getattr(policy, "players", None) is not None:
         counts = (policy.players,)
@@ -95,10 +95,10 @@ def check_table(policy: Any, players: int, what: str | None = None) -> None:
 
 
 def reseed(policies: Sequence[Any], seed: int) -> None:
-    """Re-seed the randomness of ``policies`` from ``seed``, so that an environment reset with the
-    same seed replays the same game: a policy whose random choices come from an attribute ``rng``
-    holding a ``numpy.random.Generator`` (as the random, PPO and RLlib agents do) gets a new one,
-    seeded by ``seed`` and its place in ``policies``. Policies without one are left as they are."""
+    """Re-seed the randomness of `policies` from `seed`, so that an environment reset with the
+    same seed replays the same game: a policy whose random choices come from an attribute `rng`
+    holding a `numpy.random.Generator` (as the random, PPO and RLlib agents do) gets a new one,
+    seeded by `seed` and its place in `policies`. Policies without one are left as they are."""
     for k, policy in enumerate(policies):
         if isinstance(getattr(policy, "rng", None), np.random.Generator):
             policy.rng = np.random.default_rng([seed, k])
@@ -107,7 +107,7 @@ def reseed(policies: Sequence[Any], seed: int) -> None:
 def per_seat(opponents: OpponentPolicy | Sequence[OpponentPolicy], num_players: int) -> list[OpponentPolicy]:
     """One policy for each opponent seat, in clockwise order after the learner.
 
-    ``opponents`` is one policy for all of them or a sequence of ``num_players - 1`` policies.
+    `opponents` is one policy for all of them or a sequence of `num_players - 1` policies.
     """
     count = num_players - 1
     if callable(opponents):
@@ -124,10 +124,10 @@ def per_seat(opponents: OpponentPolicy | Sequence[OpponentPolicy], num_players: 
 def act(
     policy: OpponentPolicy, engine: SkyjoEngine, games: np.ndarray, masks: np.ndarray, role: str = "opponent policy"
 ) -> np.ndarray:
-    """The policy's checked actions for the seats to act in ``games``, whose legal actions are ``masks``.
+    """The policy's checked actions for the seats to act in `games`, whose legal actions are `masks`.
 
-    Each returned action is an integer legal under its mask, or a ``ValueError`` names the policy
-    (as ``role``, e.g. ``"agent"`` in a tournament).
+    Each returned action is an integer legal under its mask, or a `ValueError` names the policy
+    (as `role`, e.g. `"agent"` in a tournament).
     """
     if getattr(policy, "observes", True):
         observations = observe(engine, engine.current[games], games)
@@ -143,14 +143,14 @@ def play_policies(
     chosen: np.ndarray,
     role: str = "opponent policy",
 ) -> StepResult:
-    """One action in each of ``games``, made by ``policies[chosen[i]]`` for game ``games[i]``: every
+    """One action in each of `games`, made by `policies[chosen[i]]` for game `games[i]`: every
     policy is called once, on all its games together, and the engine steps them all at once.
 
-    Policies that share a ``batch_key`` (an attribute; e.g. networks that read the same advice) are
-    called together, through the static method ``play_together(policies, observations, masks,
-    which)`` of their class, which returns what each would choose alone: what they share is then
+    Policies that share a `batch_key` (an attribute; e.g. networks that read the same advice) are
+    called together, through the static method `play_together(policies, observations, masks,
+    which)` of their class, which returns what each would choose alone: what they share is then
     computed once. This is the one move loop's body of the environments, the tournaments and the
-    games people play; ``ValueError`` (naming the policy as ``role``) for an illegal or malformed action.
+    games people play; `ValueError` (naming the policy as `role`) for an illegal or malformed action.
     """
     masks = engine.legal_mask(games)
     if len(policies) == 1:
@@ -172,7 +172,7 @@ def play_policies(
 def _act_together(
     policies: list[Any], which: np.ndarray, engine: SkyjoEngine, games: np.ndarray, masks: np.ndarray, role: str
 ) -> np.ndarray:
-    """:func:`act` for several policies of one batch key at once (row ``i`` is ``policies[which[i]]``'s)."""
+    """[`act()`][act] for several policies of one batch key at once (row `i` is `policies[which[i]]`'s)."""
     observations = observe(engine, engine.current[games], games)
     actions = type(policies[0]).play_together(policies, observations, masks, which)
     return _checked(actions, masks, games, role, [policy_name(p) for p in policies], which)
@@ -181,8 +181,8 @@ def _act_together(
 def _checked(
     actions: Any, masks: np.ndarray, games: np.ndarray, role: str, names: list[str], which: np.ndarray | None = None
 ) -> np.ndarray:
-    """``actions`` checked against ``masks``; the ``ValueError`` names the policy of the row at fault
-    (``names[which[i]]``, or ``names[0]`` for every row without ``which``) as ``role``."""
+    """`actions` checked against `masks`; the `ValueError` names the policy of the row at fault
+    (`names[which[i]]`, or `names[0]` for every row without `which`) as `role`."""
     n = masks.shape[0]
     return check_actions(
         actions,

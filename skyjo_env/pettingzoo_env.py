@@ -19,16 +19,16 @@ one, and swaps it into the grid or (a drawn card) discards it and turns a card u
 three equal face-up cards is removed. A round ends one lap after a player has turned up all their
 cards; the game ends when a total reaches 100, and the lowest total wins.
 
-This environment is a view over a :class:`~skyjo_env.engine.SkyjoEngine` with one game and no
+This environment is a view over a [`SkyjoEngine`][] with one game and no
 auto-reset: the engine holds every rule.
 
 ### Observation Space
 
-A dict per agent: ``"observation"`` is the flat float32 vector of
-:mod:`skyjo_env.observation` (38 * P + 54 entries, seats in order relative to the observer,
-nothing the observer may not see; with option ``obs_type="padded"``, 365 entries at every player
-count: eight seats, the absent ones 0, and a one-hot of the count), ``"action_mask"`` is an int8 vector of the 26 actions with 1
-for each legal action. The mask is all zeros for every agent except the one to act.
+A dict per agent: `"observation"` is the flat float32 vector of
+[`skyjo_env.observation`][] (38 * P + 54 entries, seats in order relative to the observer,
+nothing the observer may not see; with option `obs_type="padded"`, 365 entries at every player
+count: eight seats, the absent ones 0, and a one-hot of the count), `"action_mask"` is an int8 vector of the 26 actions
+with 1 for each legal action. The mask is all zeros for every agent except the one to act.
 
 ### Action Space
 
@@ -65,14 +65,14 @@ dead steps) and leaves `agents`; a step after that raises a `ValueError` that sa
 
 ### Options
 
-As every view takes them: every field of :class:`~skyjo_env.rules.Rules` (`num_players`,
+As every view takes them: every field of [`Rules`][] (`num_players`,
 `column_rule`, `column_rule_at_final_reveal`, `end_score`, `next_starter`, `episode`) as a keyword,
 or `rules=Rules(...)`; `seed` (seeds the first `reset` that is given none); `max_steps` (truncate
 the game after this many actions of all agents together; default
-:data:`~skyjo_env.checks.MAX_STEPS`); `render_mode` (`"human"` prints the text table, `"ansi"`
+[`MAX_STEPS`][]); `render_mode` (`"human"` prints the text table, `"ansi"`
 returns it, `"rgb_array"` returns an image; all show public information only); `obs_type`
 (`"table"`, the default, or `"padded"`: the same layout at every player count, see
-:mod:`skyjo_env.observation`); and `reward`.
+[`skyjo_env.observation`][]); and `reward`.
 
 At the end of the game each agent's info holds `"total"` (its game total) and `"winner"`.
 `reset(seed=...)` seeds the deal; `options` is accepted and unused.
@@ -106,7 +106,7 @@ ENV_OPTIONS = ("reward", "seed", "max_steps", "render_mode", "obs_type")
 
 
 def env(**options: Any) -> AECEnv:
-    """A :class:`raw_env` in PettingZoo's standard classic wrappers (an illegal move loses the game)."""
+    """A [`raw_env`][] in PettingZoo's standard classic wrappers (an illegal move loses the game)."""
     aec = raw_env(**options)
     aec = wrappers.TerminateIllegalWrapper(aec, illegal_reward=-1)
     aec = wrappers.AssertOutOfBoundsWrapper(aec)
@@ -114,7 +114,7 @@ def env(**options: Any) -> AECEnv:
 
 
 class ActionIdWrapper(wrappers.BaseWrapper):
-    """Passes on an action id as an int (or ``None``), and raises ``ActionTypeError`` naming anything
+    """Passes on an action id as an int (or `None`), and raises `ActionTypeError` naming anything
     else, before the wrappers inside it index masks with it."""
 
     def step(self, action: Any) -> None:

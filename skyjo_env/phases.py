@@ -1,4 +1,4 @@
-"""The phases of a game, as the engine stores them (``SkyjoEngine.phase``) and snapshots name them."""
+"""The phases of a game, as the engine stores them (`SkyjoEngine.phase`) and snapshots name them."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Per-game counter-based random streams.
 
 Like pgx's per-game PRNG keys, every game carries a 64-bit key (drawn from the engine's seeded
-``numpy.random.Generator`` when the game starts) and a counter of the shuffles it has made. Each
+`numpy.random.Generator` when the game starts) and a counter of the shuffles it has made. Each
 shuffle is a pure function of (key, counter), so a game exported mid-way and imported elsewhere
 shuffles exactly as it would have, whatever batch it sits in.
 
@@ -31,18 +31,18 @@ def mix32(x: np.ndarray) -> np.ndarray:
 
 
 def shuffle_seeds(keys: np.ndarray, counters: np.ndarray) -> np.ndarray:
-    """One uint32 seed per game from its key ``(n, 2) uint32`` and shuffle counter ``(n,)``."""
+    """One uint32 seed per game from its key `(n, 2) uint32` and shuffle counter `(n,)`."""
     x = mix32(keys[:, 0] ^ (counters.astype(_U32) * _COUNTER_MUL))
     x ^= keys[:, 1]
     return mix32(x)
 
 
 def shuffle(seeds: np.ndarray, codes: np.ndarray, valid: np.ndarray | None = None) -> np.ndarray:
-    """Shuffle byte codes (0..254), one row per seed: ``(n, L)`` or ``(L,)`` codes -> ``(n, L)`` uint8.
+    """Shuffle byte codes (0..254), one row per seed: `(n, L)` or `(L,)` codes -> `(n, L)` uint8.
 
     Each code is tagged with 24 hashed bits of (seed, position) and the tagged words are sorted,
-    so the codes come out in a random order without an argsort. If ``valid`` (``(n,)`` ints) is
-    given, row ``i`` shuffles only its first ``valid[i]`` codes; the rest come out as 255.
+    so the codes come out in a random order without an argsort. If `valid` (`(n,)` ints) is
+    given, row `i` shuffles only its first `valid[i]` codes; the rest come out as 255.
     """
     length = codes.shape[-1]
     words = seeds[:, None] + np.arange(length, dtype=_U32) * _GOLDEN

@@ -1,13 +1,14 @@
-"""Pictures of one game of a :class:`~skyjo_env.engine.SkyjoEngine`: a text table and an RGB image.
+"""Pictures of one game of a [`SkyjoEngine`][]: a text table and an RGB image.
 
-Both show what ``viewer`` may see (RULES.md, last section): every grid with face-down cards as
-``##`` and removed columns (R13) as ``--``, the discard pile's top card, the draw pile's size, the
-card in hand (a card drawn from the draw pile only to its drawer, R10; ``viewer=None`` is a
+Both show what `viewer` may see (RULES.md, last section): every grid with face-down cards as
+`##` and removed columns (R13) as `--`, the discard pile's top card, the draw pile's size, the
+card in hand (a card drawn from the draw pile only to its drawer, R10; `viewer=None` is a
 spectator who sees public information only), totals and last round scores, the seat to act and
 the phase. The image is drawn with numpy alone: cards are coloured by value band as in the
 published game (-2..-1 dark blue, 0 light blue, 1..4 green, 5..8 yellow, 9..12 red).
-:func:`public_table` gives the same filtered view as data (the browser page is drawn from it);
-:func:`round_end` and :func:`render_round_end` show a round as it was scored, every card turned up.
+[`public_table()`][public_table] gives the same filtered view as data (the browser page is drawn from it);
+[`round_end()`][round_end] and [`render_round_end()`][render_round_end] show a round as it was scored, every card turned
+up.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ _PHASE_HELP = {
 
 @dataclass
 class Table:
-    """Everything a picture shows, already filtered to what the viewer may see (JSON-ready via ``asdict``)."""
+    """Everything a picture shows, already filtered to what the viewer may see (JSON-ready via `asdict`)."""
 
     num_players: int
     cards: list[list[int | None]]  # per seat, per slot: value if face up, None if face down
@@ -54,7 +55,7 @@ class Table:
 
 
 def public_table(engine: SkyjoEngine, game: int, viewer: int | None) -> Table:
-    """What seat ``viewer`` (``None``: a spectator) may see of game ``game`` (RULES.md, last section)."""
+    """What seat `viewer` (`None`: a spectator) may see of game `game` (RULES.md, last section)."""
     P = engine.num_players
     if not 0 <= game < engine.batch_size:
         raise ValueError(f"game {game} is out of range; games are 0..{engine.batch_size - 1}")
@@ -92,20 +93,20 @@ def public_table(engine: SkyjoEngine, game: int, viewer: int | None) -> Table:
 
 @dataclass
 class RoundEnd:
-    """A round as it was scored: every card turned up (R16), public to everyone (JSON-ready via ``asdict``)."""
+    """A round as it was scored: every card turned up (R16), public to everyone (JSON-ready via `asdict`)."""
 
     round: int  #: the round's number, from 1
-    cards: list[list[int | None]]  #: per seat, per slot: the card (removed columns' too: see ``removed``)
+    cards: list[list[int | None]]  #: per seat, per slot: the card (removed columns' too: see `removed`)
     removed: list[list[bool]]
     scores: list[int]  #: round scores after R17
     ender: int  #: the seat that ended the round (R15)
-    doubled_from: int | None  #: the ender's score before R17 doubled it, or ``None``
+    doubled_from: int | None  #: the ender's score before R17 doubled it, or `None`
     totals: list[int]  #: game totals after the round (R18)
 
 
 def round_end(state: dict[str, Any], action: int) -> RoundEnd:
-    """The round that ``action`` ends, played from ``state`` (a dict of
-    :meth:`~skyjo_env.engine.SkyjoEngine.export_game` taken just before it).
+    """The round that `action` ends, played from `state` (a dict of
+    [`export_game()`][skyjo_env.engine.SkyjoEngine.export_game] taken just before it).
 
     The engine deals the next round in the step that scores one, so the action is replayed in a
     one-round copy of the game, which stops with every card face up.
@@ -134,8 +135,8 @@ def round_end(state: dict[str, Any], action: int) -> RoundEnd:
 def rendered(
     mode: str | None, engine: SkyjoEngine, game: int = 0, viewer: int | None = None
 ) -> str | np.ndarray | None:
-    """What an environment's ``render()`` returns in render ``mode``: the image (``"rgb_array"``), the
-    text (``"ansi"``), or ``None`` after printing the text (``"human"``); ``None`` with Gymnasium's
+    """What an environment's `render()` returns in render `mode`: the image (`"rgb_array"`), the
+    text (`"ansi"`), or `None` after printing the text (`"human"`); `None` with Gymnasium's
     warning where no mode was set."""
     if mode is None:
         gymnasium.logger.warn("You are calling render method without specifying any render mode.")
@@ -150,7 +151,7 @@ def rendered(
 
 
 def render_text(engine: SkyjoEngine, game: int = 0, viewer: int | None = None) -> str:
-    """A text table of game ``game`` as seen by seat ``viewer`` (``None``: a spectator)."""
+    """A text table of game `game` as seen by seat `viewer` (`None`: a spectator)."""
     t = public_table(engine, game, viewer)
     lines = [_status(t)]
     held = "none" if t.held_from is None else f"{'??' if t.held is None else t.held} (from the {t.held_from})"
@@ -192,7 +193,7 @@ def render_round_end(r: RoundEnd, viewer: int | None = None) -> str:
 
 
 def _grid_rows(cards: list[int | None], removed: list[bool]) -> list[str]:
-    """A grid as three text rows: cards, ``##`` face down, ``--`` removed (R13)."""
+    """A grid as three text rows: cards, `##` face down, `--` removed (R13)."""
     return [" ".join(_card(cards[k], removed[k]) for k in range(row * COLS, (row + 1) * COLS)) for row in range(ROWS)]
 
 
@@ -203,7 +204,7 @@ def _card(card: int | None, removed: bool) -> str:
 
 
 def _side_by_side(blocks: list[list[str]], per_row: int = 4) -> list[str]:
-    """Text blocks (one per seat) laid out ``per_row`` abreast, each column as wide as its widest line."""
+    """Text blocks (one per seat) laid out `per_row` abreast, each column as wide as its widest line."""
     lines = []
     for first in range(0, len(blocks), per_row):
         group = blocks[first : first + per_row]
@@ -250,7 +251,7 @@ _EDGE = (20, 20, 24)
 
 
 def card_colour(value: int) -> tuple[int, int, int]:
-    """The face colour of a card of ``value``, by the published game's value bands."""
+    """The face colour of a card of `value`, by the published game's value bands."""
     if value < 0:
         return (70, 74, 170)  # -2, -1: dark blue
     if value == 0:
@@ -263,7 +264,7 @@ def card_colour(value: int) -> tuple[int, int, int]:
 
 
 def render_rgb(engine: SkyjoEngine, game: int = 0, viewer: int | None = None) -> np.ndarray:
-    """An ``(H, W, 3)`` uint8 image of game ``game`` as seen by seat ``viewer`` (``None``: a spectator)."""
+    """An `(H, W, 3)` uint8 image of game `game` as seen by seat `viewer` (`None`: a spectator)."""
     t = public_table(engine, game, viewer)
     per_row = min(t.num_players, 4)
     rows = -(-t.num_players // 4)
@@ -322,7 +323,7 @@ def _pile(img: np.ndarray, x: int, y: int, value: int | None, label: str, *, fac
 
 
 def _card_image(img: np.ndarray, x: int, y: int, value: int | None) -> None:
-    """A card with a dark edge: face up with its value, or its back (``value=None``)."""
+    """A card with a dark edge: face up with its value, or its back (`value=None`)."""
     _rect(img, x, y, CARD_W, CARD_H, _EDGE)
     if value is None:
         _rect(img, x + 2, y + 2, CARD_W - 4, CARD_H - 4, _BACK)
@@ -355,7 +356,7 @@ def _fit(text: str, chars: int) -> str:
 
 
 def _text(img: np.ndarray, x: int, y: int, text: str, colour: tuple[int, int, int], *, scale: int) -> None:
-    """Draw ``text`` with the 5x7 font below, its top-left corner at (x, y), each pixel scale x scale."""
+    """Draw `text` with the 5x7 font below, its top-left corner at (x, y), each pixel scale x scale."""
     for i, char in enumerate(text):
         glyph = _GLYPHS.get(char, _GLYPHS["?"])
         ys, xs = np.nonzero(glyph)

@@ -1,19 +1,14 @@
-"""Rewards of every seat, computed from what a step reports (:class:`~skyjo_env.engine.StepResult`).
+"""Rewards of every seat, computed from what a step reports ([`StepResult`][]).
 
 The engine plays the rules and reports round scores, totals and winners; a reward mode is a view's
 choice, made here from that report alone:
 
-=============  =================================================================================
-mode           reward of each seat, per stepped game
-=============  =================================================================================
-``"result"``   at game end the winners (lowest total, R20) share +1 and the others share -1, so a
-               game's rewards sum to 0; all tied gives 0
-``"score"``    at each round end: the mean round score of the opponents minus one's own
-``"lead"``     at each round end: the change in one's lead over the best opponent (the lowest
-               opponent total minus one's own), so a game's rewards add up to its final lead,
-               positive exactly for a sole winner
-``"none"``     always 0
-=============  =================================================================================
+mode       | reward of each seat, per stepped game
+---------- | -------------------------------------
+`"result"` | at game end the winners (lowest total, R20) share +1 and the others share -1, so a game's rewards sum to 0; all tied gives 0
+`"score"`  | at each round end: the mean round score of the opponents minus one's own
+`"lead"`   | at each round end: the change in one's lead over the best opponent (the lowest opponent total minus one's own), so a game's rewards add up to its final lead, positive exactly for a sole winner
+`"none"`   | always 0
 """
 
 from __future__ import annotations
@@ -29,13 +24,13 @@ REWARD_MODES = ("result", "score", "lead", "none")
 
 
 def check_reward(mode: str) -> None:
-    """``ValueError`` unless ``mode`` is one of :data:`REWARD_MODES`."""
+    """`ValueError` unless `mode` is one of [`REWARD_MODES`][]."""
     if mode not in REWARD_MODES:
         raise ValueError(f"reward={mode!r} is not allowed; use one of {REWARD_MODES}")
 
 
 def rewards(mode: str, result: StepResult) -> np.ndarray:
-    """``(n, P)`` float32 rewards of mode ``mode`` for the ``n`` games a step reported on.
+    """`(n, P)` float32 rewards of mode `mode` for the `n` games a step reported on.
 
     A step in which no round ended gives shared read-only zeros.
     """
@@ -61,7 +56,7 @@ def rewards(mode: str, result: StepResult) -> np.ndarray:
 
 
 def _lead_over_best_rival(totals: np.ndarray) -> np.ndarray:
-    """``(n, P)`` float32: the lowest total among each seat's opponents minus the seat's own."""
+    """`(n, P)` float32: the lowest total among each seat's opponents minus the seat's own."""
     t = totals.astype(np.float32)
     others = np.where(np.eye(t.shape[1], dtype=bool), np.inf, t[:, None, :])
     return others.min(axis=2) - t

@@ -9,8 +9,8 @@ import numpy as np
 
 NEXT_STARTERS = ("round_winner", "round_ender")
 EPISODES = ("game", "round")
-#: The highest ``end_score``. Game totals are int16 (at most 32,767): before its last round every
-#: total is below ``end_score``, and a round adds at most 288 (twelve 12s, doubled by R17), so
+#: The highest `end_score`. Game totals are int16 (at most 32,767): before its last round every
+#: total is below `end_score`, and a round adds at most 288 (twelve 12s, doubled by R17), so
 #: this bound keeps every total, and every losing streak of negative rounds, far inside int16.
 MAX_END_SCORE = 1000
 
@@ -20,7 +20,7 @@ class Rules:
     """Every option of the rules this project implements.
 
     Python and numpy integers, booleans and strings are all accepted and stored as the Python
-    ones, so a ``Rules`` stays hashable and JSON-serialisable.
+    ones, so a `Rules` stays hashable and JSON-serialisable.
 
     Attributes:
         num_players: 2..8 (R2).
@@ -28,9 +28,9 @@ class Rules:
         column_rule_at_final_reveal: the column rule also applies when the remaining cards are
             turned up for scoring (R14).
         end_score: the game ends after a round in which a game total reaches this (R19); 1 to
-            :data:`MAX_END_SCORE` (1000).
-        next_starter: who starts rounds after the first: ``"round_winner"`` or ``"round_ender"`` (R7).
-        episode: ``"game"`` plays rounds until ``end_score`` (R19); ``"round"`` ends after one round.
+            [`MAX_END_SCORE`][] (1000).
+        next_starter: who starts rounds after the first: `"round_winner"` or `"round_ender"` (R7).
+        episode: `"game"` plays rounds until `end_score` (R19); `"round"` ends after one round.
     """
 
     num_players: int = 2
@@ -75,7 +75,7 @@ class Rules:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Rules:
-        """Build from :meth:`to_dict` output; unknown keys raise ``ValueError``."""
+        """Build from [`to_dict()`][to_dict] output; unknown keys raise `ValueError`."""
         known = {f.name for f in fields(cls)}
         unknown = sorted(set(data) - known)
         if unknown:
@@ -83,7 +83,7 @@ class Rules:
         return cls(**data)
 
     def replace(self, **changes: Any) -> Rules:
-        """A copy with the options ``changes`` changed; ``ValueError`` as :meth:`from_dict`."""
+        """A copy with the options `changes` changed; `ValueError` as [`from_dict()`][from_dict]."""
         return Rules.from_dict({**self.to_dict(), **changes})
 
 

@@ -1,6 +1,6 @@
 """Uniform sampling of legal actions from packed masks, without a Python loop over games.
 
-A legal mask of ``NUM_ACTIONS`` (26) bits is split into two 13-bit halves; a precomputed table gives
+A legal mask of `NUM_ACTIONS` (26) bits is split into two 13-bit halves; a precomputed table gives
 the position of each half's r-th set bit, so sampling costs a few array operations and one lookup.
 """
 
@@ -17,8 +17,8 @@ _HALF_MASK = (1 << _HALF) - 1
 def _select_table() -> np.ndarray:
     """The action of the r-th set bit of every 13-bit half of a mask.
 
-    The table is flat: entry ``h * 13 + r`` for the low half ``h`` and, after
-    ``_HIGH_OFFSET``, entry ``h * 13 + r`` for the high half (actions 13..25).
+    The table is flat: entry `h * 13 + r` for the low half `h` and, after
+    `_HIGH_OFFSET`, entry `h * 13 + r` for the high half (actions 13..25).
     """
     masks = np.arange(1 << _HALF)
     bits = (masks[:, None] >> np.arange(_HALF)) & 1
@@ -41,7 +41,7 @@ _MASK_ROW = np.dtype((np.void, NUM_ACTIONS))
 
 
 def pack_mask(mask: np.ndarray) -> np.ndarray:
-    """Boolean masks ``(n, NUM_ACTIONS)`` to uint32 bit sets ``(n,)`` (bit a = action a)."""
+    """Boolean masks `(n, NUM_ACTIONS)` to uint32 bit sets `(n,)` (bit a = action a)."""
     mask = np.asarray(mask, dtype=bool)
     padded = np.zeros((mask.shape[0], _WORD), dtype=bool)
     padded[:, : mask.shape[1]] = mask
@@ -49,7 +49,7 @@ def pack_mask(mask: np.ndarray) -> np.ndarray:
 
 
 def unpack_bits(bits: np.ndarray) -> np.ndarray:
-    """Inverse of :func:`pack_mask`: uint32 bit sets ``(n,)`` to booleans ``(n, NUM_ACTIONS)``."""
+    """Inverse of [`pack_mask()`][pack_mask]: uint32 bit sets `(n,)` to booleans `(n, NUM_ACTIONS)`."""
     as_bytes = np.ascontiguousarray(bits, dtype="<u4").view(np.uint8)
     if as_bytes.size == 4:  # one bit set: no padding to drop
         return np.unpackbits(as_bytes, count=NUM_ACTIONS, bitorder="little").view(bool).reshape(1, NUM_ACTIONS)
@@ -59,7 +59,7 @@ def unpack_bits(bits: np.ndarray) -> np.ndarray:
 
 
 def sample_bits(bits: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """One uniformly random set bit of each uint32 in ``bits`` (each must have one set)."""
+    """One uniformly random set bit of each uint32 in `bits` (each must have one set)."""
     bits = np.asarray(bits)
     if bits.shape == (1,):
         return _sample_one(bits.item(), rng)
@@ -78,7 +78,7 @@ def sample_bits(bits: np.ndarray, rng: np.random.Generator) -> np.ndarray:
 
 
 def _sample_one(bits: int, rng: np.random.Generator) -> np.ndarray:
-    """:func:`sample_bits` of a single bit set in Python ints (numpy's per-call cost dominates for one).
+    """[`sample_bits()`][sample_bits] of a single bit set in Python ints (numpy's per-call cost dominates for one).
 
     The same random draw, the same float32 product and the same table, so the same action.
     """
@@ -93,5 +93,5 @@ def _sample_one(bits: int, rng: np.random.Generator) -> np.ndarray:
 
 
 def sample_mask(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """One uniformly random legal action per row of a boolean mask ``(n, NUM_ACTIONS)``."""
+    """One uniformly random legal action per row of a boolean mask `(n, NUM_ACTIONS)`."""
     return sample_bits(pack_mask(mask), rng)

@@ -1,34 +1,34 @@
-"""N games of Skyjo as one stable-baselines3 ``VecEnv``, stepped in batch by a single engine.
+"""N games of Skyjo as one stable-baselines3 `VecEnv`, stepped in batch by a single engine.
 
-:class:`SkyjoSB3VecEnv` is a real :class:`stable_baselines3.common.vec_env.VecEnv` (this module needs
-the ``train`` extra), a thin view over :class:`~skyjo_env.learner_games.LearnerGames`: one
-:class:`~skyjo_env.engine.SkyjoEngine` of N games without auto-reset, which holds every rule. In
+[`SkyjoSB3VecEnv`][] is a real `stable_baselines3.common.vec_env.VecEnv` (this module needs
+the `train` extra), a thin view over [`LearnerGames`][skyjo_env.learner_games.LearnerGames]: one
+[`SkyjoEngine`][] of N games without auto-reset, which holds every rule. In
 each game a learner sits in a seat (drawn at random for every new game, or fixed by option
-``seat``); the other seats are played by an opponent policy assigned to the game when it starts.
+`seat`); the other seats are played by an opponent policy assigned to the game when it starts.
 
-* Observations ``(N, 38 * P + 54)`` float32 from the learner's seat (:mod:`skyjo_env.observation`;
-  ``(N, 365)`` with ``obs_type="padded"`` or mixed tables);
-  actions ``Discrete(26)`` (:mod:`skyjo_env.actions`). :meth:`SkyjoSB3VecEnv.action_masks` gives the
-  ``(N, 26)`` legal actions, so ``sb3_contrib.MaskablePPO`` trains on it directly. An illegal
-  learner action raises ``ValueError``.
-* ``step`` applies the N learner actions at once, then lets opponents act, in batch, until every
+* Observations `(N, 38 * P + 54)` float32 from the learner's seat ([`skyjo_env.observation`][];
+  `(N, 365)` with `obs_type="padded"` or mixed tables);
+  actions `Discrete(26)` ([`skyjo_env.actions`][]). [`SkyjoSB3VecEnv.action_masks()`][SkyjoSB3VecEnv.action_masks] gives
+  the `(N, 26)` legal actions, so `sb3_contrib.MaskablePPO` trains on it directly. An illegal
+  learner action raises `ValueError`.
+* `step` applies the N learner actions at once, then lets opponents act, in batch, until every
   game is back at its learner's turn or over: while some game has an opponent to act, those games
   are observed, each opponent policy is called once on its games, and the engine steps them
   together. A game's reward sums the learner's rewards over all of that (option
-  ``reward``: ``"result"``, ``"score"``, ``"lead"`` or ``"none"``, as :mod:`skyjo_env.rewards`).
-* A game that ends (or, at a learner turn, has had ``max_steps`` actions of all seats: truncation,
-  with ``info["TimeLimit.truncated"]``) is reported done with ``info["terminal_observation"]`` and
-  ``info["opponent"]`` (the policy it was played against), and is dealt again at once: new seat,
+  `reward`: `"result"`, `"score"`, `"lead"` or `"none"`, as [`skyjo_env.rewards`][]).
+* A game that ends (or, at a learner turn, has had `max_steps` actions of all seats: truncation,
+  with `info["TimeLimit.truncated"]`) is reported done with `info["terminal_observation"]` and
+  `info["opponent"]` (the policy it was played against), and is dealt again at once: new seat,
   new opponent, opponents' moves up to the learner's first turn. The other games' info dicts are
   empty, and the same empty dicts are handed out from step to step (one a caller wrote into is
   replaced); every step returns a new list.
-* Opponents: a list of policies (``policy(observations, action_masks) -> actions``, see
-  :mod:`skyjo_env.opponents`) with sampling ``weights``; each game draws one at its start and it
-  plays all of that game's opponent seats. :meth:`SkyjoSB3VecEnv.set_opponents` replaces the list
-  for games that start afterwards (self-play pools); games in progress keep their opponent.
+* Opponents: a list of policies (`policy(observations, action_masks) -> actions`, see
+  [`skyjo_env.opponents`][]) with sampling `weights`; each game draws one at its start and it
+  plays all of that game's opponent seats. [`SkyjoSB3VecEnv.set_opponents()`][SkyjoSB3VecEnv.set_opponents] replaces the
+  list for games that start afterwards (self-play pools); games in progress keep their opponent.
 
-Gymnasium users without stable-baselines3 have the same games as a ``gymnasium.vector.VectorEnv``
-in :mod:`skyjo_env.gymnasium_vector_env`.
+Gymnasium users without stable-baselines3 have the same games as a `gymnasium.vector.VectorEnv`
+in [`skyjo_env.gymnasium_vector_env`][].
 """
 
 from __future__ import annotations
@@ -51,18 +51,18 @@ from skyjo_env.spaces import action_space, observation_space
 
 
 class SkyjoSB3VecEnv(VecEnv):
-    """``num_envs`` Skyjo games for one learner against weighted opponent policies; see the module docstring.
+    """`num_envs` Skyjo games for one learner against weighted opponent policies; see the module docstring.
 
-    The options are every view's (rule options as keywords or ``rules=Rules(...)``, ``seed``,
-    ``max_steps``, ``render_mode``: ``None`` or ``"rgb_array"``, for :meth:`get_images`, each game
+    The options are every view's (rule options as keywords or `rules=Rules(...)`, `seed`,
+    `max_steps`, `render_mode`: `None` or `"rgb_array"`, for [`get_images()`][get_images], each game
     from its learner's view) and the vector views' (those of
-    :class:`~skyjo_env.learner_games.LearnerGames`: ``opponents``, ``weights``, ``seat``, ``reward``,
-    ``reward_scale``, ``obs_type``). The rules may also be given as the second positional argument.
+    [`LearnerGames`][skyjo_env.learner_games.LearnerGames]: `opponents`, `weights`, `seat`, `reward`,
+    `reward_scale`, `obs_type`). The rules may also be given as the second positional argument.
 
-    With ``player_counts`` (a list of table sizes 2..8), the games are mixed tables
-    (:class:`~skyjo_env.mixed_games.MixedLearnerGames`): the batch is split among the counts, the
-    rules' other options hold at every table, observations are padded (``obs_type`` must be
-    ``"padded"`` or left out) and ``seat`` is not an option.
+    With `player_counts` (a list of table sizes 2..8), the games are mixed tables
+    ([`MixedLearnerGames`][]): the batch is split among the counts, the
+    rules' other options hold at every table, observations are padded (`obs_type` must be
+    `"padded"` or left out) and `seat` is not an option.
     """
 
     def __init__(
@@ -98,7 +98,7 @@ class SkyjoSB3VecEnv(VecEnv):
 
     @property
     def engine(self) -> SkyjoEngine:
-        """The engine of the N games (mixed tables have one per count: ``games.parts[i].engine``)."""
+        """The engine of the N games (mixed tables have one per count: `games.parts[i].engine`)."""
         if isinstance(self.games, MixedLearnerGames):
             raise AttributeError("mixed tables have one engine per player count: use games.parts[i].engine")
         return self.games.engine
@@ -125,20 +125,20 @@ class SkyjoSB3VecEnv(VecEnv):
     def set_opponents(
         self, opponents: OpponentPolicy | Sequence[OpponentPolicy], weights: Sequence[float] | None = None
     ) -> None:
-        """Draw the opponent of every game that starts from now on from ``opponents`` by ``weights``."""
+        """Draw the opponent of every game that starts from now on from `opponents` by `weights`."""
         self.games.set_opponents(opponents, weights)
 
     # ------------------------------------------------------------------ VecEnv API
     def reset(self) -> np.ndarray:
-        """Deal new games everywhere (seeded by ``seed()`` if it was called); learner observations."""
+        """Deal new games everywhere (seeded by `seed()` if it was called); learner observations."""
         seed = self._seeds[0]
         self._reset_seeds()
         self._reset_options()
         return self.games.reset(seed)
 
     def seed(self, seed: int | None = None) -> Sequence[int | None]:
-        """Seed the next :meth:`reset` (``None``: a random seed); ``ValueError`` for anything but
-        ``None`` or a non-negative integer, which the engine could not be seeded with."""
+        """Seed the next [`reset()`][reset] (`None`: a random seed); `ValueError` for anything but
+        `None` or a non-negative integer, which the engine could not be seeded with."""
         check_seed(seed)
         return super().seed(None if seed is None else int(seed))
 
@@ -160,7 +160,7 @@ class SkyjoSB3VecEnv(VecEnv):
         return observations, rewards, dones, infos
 
     def action_masks(self) -> np.ndarray:
-        """The learners' legal actions, ``(N, 26)`` booleans (for ``MaskablePPO``)."""
+        """The learners' legal actions, `(N, 26)` booleans (for `MaskablePPO`)."""
         return self.games.action_masks()
 
     def close(self) -> None:
@@ -172,7 +172,7 @@ class SkyjoSB3VecEnv(VecEnv):
         return self.games.images()
 
     def get_attr(self, attr_name: str, indices: VecEnvIndices = None) -> list[Any]:
-        """Attributes are shared by all games: the value of this env's ``attr_name``, once per index."""
+        """Attributes are shared by all games: the value of this env's `attr_name`, once per index."""
         return [getattr(self, attr_name)] * len(self._indices(indices))
 
     def set_attr(self, attr_name: str, value: Any, indices: VecEnvIndices = None) -> None:
@@ -182,7 +182,7 @@ class SkyjoSB3VecEnv(VecEnv):
         setattr(self, attr_name, value)
 
     def env_method(self, method_name: str, *method_args, indices: VecEnvIndices = None, **method_kwargs) -> list[Any]:
-        """Per-game methods: only ``action_masks`` (one mask per game, as sb3-contrib asks for them)."""
+        """Per-game methods: only `action_masks` (one mask per game, as sb3-contrib asks for them)."""
         if method_name != "action_masks" or method_args or method_kwargs:
             raise AttributeError(
                 f"SkyjoSB3VecEnv has no per-game method {method_name!r}; the only one is 'action_masks()'"
@@ -194,7 +194,7 @@ class SkyjoSB3VecEnv(VecEnv):
 
     # ------------------------------------------------------------------ helpers
     def _empty_infos(self) -> list[dict[str, Any]]:
-        """A new list of N empty info dicts for a step; :meth:`step_wait` replaces those of done games.
+        """A new list of N empty info dicts for a step; [`step_wait()`][step_wait] replaces those of done games.
 
         Building N dicts every step is a sizeable part of a step, so the empty dicts are reused from
         step to step; one that a caller has written into is replaced, never cleared.

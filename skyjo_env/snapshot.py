@@ -2,30 +2,28 @@
 
 Keys of the dict (version 1):
 
-================  ==============================================================================
-key               value
-================  ==============================================================================
-``format``        ``"skyjo-env/game"``
-``version``       ``1``
-``rules``         :meth:`Rules.to_dict` of the engine that played it
-``key``           the game's two 32-bit random-stream words; ``shuffles``: shuffles made so far
-``values``        P lists of 12 card values (every slot, face down ones included)
-``face_up``       P lists of 12 booleans; ``removed``: likewise, for removed columns (R13)
-``draw_pile``     card values, bottom first (the last one is drawn next)
-``discard_pile``  card values, bottom first (the last one is the visible top)
-``held``          the card in hand (phases ``drawn``/``taken``), else ``null``
-``phase``         ``"setup"``, ``"choose"``, ``"drawn"``, ``"taken"`` or ``"over"``
-``current``       seat to act; ``starter``: seat that starts this round's play
-``ender``         seat that ended the round, or ``null``; ``final_turns``: final turns still owed
-``round_index``   rounds completed; ``round_scores``, ``totals``: per seat
-``steps``         actions taken in this game
-``decks``         deck orders still to deal from (see :meth:`SkyjoEngine.deal_from`), or ``[]``
-================  ==============================================================================
+key            | value
+-------------- | -----
+`format`       | `"skyjo-env/game"`
+`version`      | `1`
+`rules`        | [`Rules.to_dict()`][Rules.to_dict] of the engine that played it
+`key`          | the game's two 32-bit random-stream words; `shuffles`: shuffles made so far
+`values`       | P lists of 12 card values (every slot, face down ones included)
+`face_up`      | P lists of 12 booleans; `removed`: likewise, for removed columns (R13)
+`draw_pile`    | card values, bottom first (the last one is drawn next)
+`discard_pile` | card values, bottom first (the last one is the visible top)
+`held`         | the card in hand (phases `drawn`/`taken`), else `null`
+`phase`        | `"setup"`, `"choose"`, `"drawn"`, `"taken"` or `"over"`
+`current`      | seat to act; `starter`: seat that starts this round's play
+`ender`        | seat that ended the round, or `null`; `final_turns`: final turns still owed
+`round_index`  | rounds completed; `round_scores`, `totals`: per seat
+`steps`        | actions taken in this game
+`decks`        | deck orders still to deal from (see [`SkyjoEngine.deal_from()`][SkyjoEngine.deal_from]), or `[]`
 
-The public card counts (``unseen``) are derived on import, not stored. This module is the format
-alone: :meth:`SkyjoEngine.export_game <skyjo_env.engine.SkyjoEngine.export_game>` hands it one game
-as a :class:`GameState` and :meth:`~skyjo_env.engine.SkyjoEngine.import_game` takes one back from
-:func:`decode`, which checks everything first.
+The public card counts (`unseen`) are derived on import, not stored. This module is the format
+alone: [`SkyjoEngine.export_game()`][SkyjoEngine.export_game] hands it one game as a [`GameState`][]
+and [`import_game()`][skyjo_env.engine.SkyjoEngine.import_game] takes one back from [`decode()`][decode],
+which checks everything first.
 """
 
 from __future__ import annotations
@@ -104,7 +102,7 @@ class GameState:
 
 
 def encode(rules: Rules, state: GameState) -> dict[str, Any]:
-    """``state`` of a game played under ``rules`` as plain, JSON-serialisable data."""
+    """`state` of a game played under `rules` as plain, JSON-serialisable data."""
     holding = state.phase in (DRAWN, TAKEN)
     return {
         "format": FORMAT,
@@ -132,7 +130,7 @@ def encode(rules: Rules, state: GameState) -> dict[str, Any]:
 
 
 def unseen_counts(state: GameState) -> np.ndarray:
-    """``(15,)`` int16 public count of each value not seen yet (:func:`public_unseen` of one game)."""
+    """`(15,)` int16 public count of each value not seen yet ([`public_unseen()`][public_unseen] of one game)."""
     return public_unseen(
         state.values[None], state.face_up[None], state.removed[None], state.draw_pile[None],
         np.array([state.draw_pile.size]), np.array([state.phase]), np.array([state.held]),
@@ -148,9 +146,9 @@ def public_unseen(
     phase: np.ndarray,
     held: np.ndarray,
 ) -> np.ndarray:
-    """``(n, 15)`` int16 public count of each value not seen yet in n games (engine layout: ``values``
-    ``(n, P, 12)``, slot bits ``(n, P)``, piles ``(n, L)`` bottom first): the draw pile's first
-    ``draw_size`` cards, the face-down cards, and a drawn card still in hand (seen by its drawer
+    """`(n, 15)` int16 public count of each value not seen yet in n games (engine layout: `values`
+    `(n, P, 12)`, slot bits `(n, P)`, piles `(n, L)` bottom first): the draw pile's first
+    `draw_size` cards, the face-down cards, and a drawn card still in hand (seen by its drawer
     only, R10)."""
     n = values.shape[0]
     codes = values.astype(np.int64).reshape(n, -1) - MIN_VALUE
@@ -169,8 +167,8 @@ def public_unseen(
 
 
 def decode(data: Any, rules: Rules) -> GameState:
-    """The :class:`GameState` of ``data`` (from :func:`encode`), for an engine under ``rules``;
-    ``ValueError`` naming what is corrupt."""
+    """The [`GameState`][] of `data` (from [`encode()`][encode]), for an engine under `rules`;
+    `ValueError` naming what is corrupt."""
     if not isinstance(data, dict):
         raise ValueError(f"a game state must be a dict, got {type(data).__name__}")
     missing = [k for k in KEYS if k not in data]
@@ -235,8 +233,8 @@ def decode(data: Any, rules: Rules) -> GameState:
 
 
 def _check_reachable(state: GameState, up: np.ndarray, removed: np.ndarray, rules: Rules) -> None:
-    """``ValueError`` naming the first way ``state`` is one the rules cannot reach; ``up`` and
-    ``removed`` are its ``(P, 12)`` flags. A state that passes is over or has a legal action."""
+    """`ValueError` naming the first way `state` is one the rules cannot reach; `up` and
+    `removed` are its `(P, 12)` flags. A state that passes is over or has a legal action."""
     P, phase, ender, final = rules.num_players, state.phase, state.ender, state.final_turns
     if removed.any():
         if not rules.column_rule:

@@ -12,19 +12,19 @@ from skyjo_env.rules import Rules
 
 
 def action_space(seed: int | None = None) -> spaces.Discrete:
-    """``Discrete(26)``: the action ids of :mod:`skyjo_env.actions`."""
+    """`Discrete(26)`: the action ids of [`skyjo_env.actions`][]."""
     return spaces.Discrete(NUM_ACTIONS, seed=seed)
 
 
 def observation_space(rules: Rules, seed: int | None = None, obs_type: str = "table") -> spaces.Box:
-    """The flat float32 observation of :mod:`skyjo_env.observation` at a table under ``rules``, with
-    the bounds of each entry; with ``obs_type="padded"``, of the padded encoding (the same at every
+    """The flat float32 observation of [`skyjo_env.observation`][] at a table under `rules`, with
+    the bounds of each entry; with `obs_type="padded"`, of the padded encoding (the same at every
     player count: the bounds of eight seats, and [0, 1] for the player count).
 
     Card values lie in [-2/12, 1] and every other entry in [0, 1], except the game totals over
-    ``end_score``: a total before the last round is below ``end_score`` (R19) and a round scores at
-    most 288 (twelve 12s, doubled: R17), so it stays below ``1 + 288 / end_score``; below, the
-    observation clips it at -1 (a total of ``-end_score``, which negative rounds never reach in a
+    `end_score`: a total before the last round is below `end_score` (R19) and a round scores at
+    most 288 (twelve 12s, doubled: R17), so it stays below `1 + 288 / end_score`; below, the
+    observation clips it at -1 (a total of `-end_score`, which negative rounds never reach in a
     real game).
     """
     check_obs_type(obs_type)
@@ -45,5 +45,5 @@ def observation_space(rules: Rules, seed: int | None = None, obs_type: str = "ta
 
 
 def mask_space(seed: int | None = None) -> spaces.Box:
-    """An int8 legal-action mask: entry ``a`` is 1 when action ``a`` is legal."""
+    """An int8 legal-action mask: entry `a` is 1 when action `a` is legal."""
     return spaces.Box(0, 1, shape=(NUM_ACTIONS,), dtype=np.int8, seed=seed)

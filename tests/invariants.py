@@ -147,7 +147,7 @@ def check_step_result(
     engine: SkyjoEngine, totals_before: np.ndarray, result: StepResult, reward: str = "result"
 ) -> None:
     """Assert what a step reports is consistent (R18..R20), and the rewards of mode ``reward``
-    (:mod:`skyjo_env.rewards`) that follow from it, for the games it stepped.
+    (`skyjo_env.rewards`) that follow from it, for the games it stepped.
 
     ``totals_before`` are the stepped games' totals just before the step, in the same order.
     """

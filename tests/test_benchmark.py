@@ -200,7 +200,7 @@ def test_a_changed_or_new_reference_agent_changes_the_version():
 # ---------------------------------------------------------------------------- cards
 @pytest.fixture(scope="module")
 def tiny_scale_file(tmp_path_factory):
-    """The tiny scale's calibration, played once and stored where :func:`calibrate` looks."""
+    """The tiny scale's calibration, played once and stored where `calibrate()` looks."""
     path = tmp_path_factory.mktemp("scale") / "benchmark_scale.json"
     return benchmark.play_calibration(TINY_SCALE, progress=False).save(path)
 

@@ -7,6 +7,7 @@ are skipped. The guide's commands run with the core package alone.
 
 from __future__ import annotations
 
+import dataclasses
 import doctest
 import html
 import re
@@ -28,7 +29,7 @@ EXAMPLES = DOCS / "examples"
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The site as ``mkdocs build --strict`` writes it (any warning fails the build)."""
-    for module in ("mkdocs", "mkdocstrings_handlers.python", "material", "griffe_sphinx"):
+    for module in ("mkdocs", "mkdocstrings_handlers.python", "material", "griffe_sphinx", "griffe_typingdoc"):
         pytest.importorskip(module, reason="the docs extra is not installed (pip install -e '.[docs]')")
     out = tmp_path_factory.mktemp("site")
     build = subprocess.run(
@@ -95,7 +96,7 @@ def test_the_step_entry_shows_its_signature_and_docstring(site: Path) -> None:
     from skyjo_env.engine import SkyjoEngine
 
     text = text_of(page(site, "engine"))
-    summary = SkyjoEngine.step.__doc__.splitlines()[0].replace("``", "")  # ``games``: code on the page
+    summary = SkyjoEngine.step.__doc__.splitlines()[0].replace("`", "")  # `games`: code on the page
     assert summary in text
     signature = (
         r"step \( actions : ndarray , games : ndarray \| None = None , \* , check : bool = True ,? \) -> StepResult"
@@ -103,13 +104,15 @@ def test_the_step_entry_shows_its_signature_and_docstring(site: Path) -> None:
     assert re.search(signature, text)
 
 
-def test_train_config_fields_carry_their_attribute_docstrings(site: Path) -> None:
-    from skyjo_env.apps.flags import docstrings
+def test_train_config_fields_carry_their_documentation(site: Path) -> None:
+    from skyjo_env.apps.flags import field_docs
     from skyjo_env.train.config import TrainConfig
 
     markup = page(site, "training")
     text = text_of(markup)
-    for field, doc in docstrings(TrainConfig).items():
+    docs = field_docs(TrainConfig)
+    assert len(docs) == len(dataclasses.fields(TrainConfig))
+    for field, doc in docs.items():
         assert f'id="skyjo_env.train.config.TrainConfig.{field}"' in markup
         assert " ".join(doc.split()[:6]) in text, f"TrainConfig.{field}: docstring not shown"
 
@@ -129,19 +132,40 @@ def test_links_to_source_files_lead_to_their_api(site: Path) -> None:
     assert 'href="../engine/#skyjo_env.observation"' in page(site, "rules")
 
 
-def test_docstring_markup_is_converted_everywhere(site: Path) -> None:
+def test_docstring_markup_renders_everywhere(site: Path) -> None:
+    # Docstrings are Markdown: no Sphinx role, reST table, pipe table or reference link shows as text.
     pages = sorted(site.rglob("index.html"))
     assert len(pages) >= 15
     for path in pages:
         text = text_of(path.read_text(encoding="utf-8"))
-        role = re.search(r":(class|func|meth|mod|data|attr):`", text)
-        assert role is None, (
-            f"{path.relative_to(site)}: a Sphinx role was left as text: {text[role.start() : role.start() + 80]}"
-        )
-        assert not re.search(r"={5,} +={5,}", text), f"{path.relative_to(site)}: a reST table was left as text"
-    # The tables of actions.py, among others, became HTML tables with their rows.
+        for pattern, what in [
+            (r"(?<![\w:]):(class|func|meth|mod|data|attr|obj|exc):(?=[\s`])", "a Sphinx role"),
+            (r"={5,} +={5,}", "a reST table"),
+            (r"-{3,} \| -{3,}", "a Markdown table"),
+            (r"\]\[[\w.]*\]", "a cross-reference"),
+        ]:
+            found = re.search(pattern, text)
+            assert found is None, (
+                f"{path.relative_to(site)}: {what} was left as text: {text[found.start() : found.start() + 80]}"
+            )
+    # The tables of actions.py, among others, are HTML tables with their rows.
     engine = page(site, "engine")
     assert "<table>" in engine and "replace k" in text_of(engine)
+
+
+def test_docstrings_are_markdown() -> None:
+    # The package's docstrings are Markdown as mkdocstrings reads it: [`Rules`][] links, pipe tables.
+    package_dir = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-dir"]
+    for folder in package_dir.values():
+        for path in (ROOT / folder).glob("*.py"):
+            source = path.read_text(encoding="utf-8")
+            for pattern, what in [
+                (r":(class|func|meth|mod|data|attr|obj|exc):`", "a Sphinx role"),
+                (r"(?m)^ *={3,}( +={3,})+ *$", "a reST table"),
+                (r"(?m)::$", "a reST literal block"),
+            ]:
+                found = re.search(pattern, source)
+                assert found is None, f"{folder}/{path.name}: {what}: {source[found.start() : found.start() + 80]!r}"
 
 
 def test_index_holds_the_readme_commands(site: Path) -> None:

@@ -1,4 +1,4 @@
-"""One recipe, two backends (:mod:`skyjo_env.apps.backends`): the RLlib backend's settings from the
+"""One recipe, two backends (`skyjo_env.apps.backends`): the RLlib backend's settings from the
 command line, and what each backend refuses; no Ray needed."""
 
 from __future__ import annotations

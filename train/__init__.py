@@ -1,1 +1,1 @@
-"""Training: PPO with sb3 or RLlib, warm start, networks, self-play and configs. Installed as ``skyjo_env.train``."""
+"""Training: PPO with sb3 or RLlib, warm start, networks, self-play and configs. Installed as `skyjo_env.train`."""

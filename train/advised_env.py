@@ -1,8 +1,8 @@
 """A vector env whose observations carry a heuristic's advice, for training advised agents.
 
-:class:`AdvisedVecEnv` appends :func:`skyjo_env.agents.advice.advice` to every observation of a Skyjo vector
-env (terminal observations included), so the learner's network reads what an advised
-:class:`~skyjo_env.agents.mlp_policy.MLPPolicy` reads when it plays.
+[`AdvisedVecEnv`][] appends [`skyjo_env.agents.advice.advice()`][skyjo_env.agents.advice.advice] to every observation of
+a Skyjo vector env (terminal observations included), so the learner's network reads what an advised
+[`MLPPolicy`][skyjo_env.agents.mlp_policy.MLPPolicy] reads when it plays.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from skyjo_env.rules import Rules
 
 
 def action_masks_of(venv: VecEnv) -> np.ndarray:
-    """The ``(N, 26)`` legal actions of a Skyjo vector env, or of a wrapper of one: its ``action_masks()``
+    """The `(N, 26)` legal actions of a Skyjo vector env, or of a wrapper of one: its `action_masks()`
     (the method sb3-contrib's MaskablePPO calls; stable-baselines3's VecEnv type does not declare it)."""
     masked: Any = venv
     return masked.action_masks()
@@ -33,7 +33,7 @@ def observations_of(obs: VecEnvObs) -> np.ndarray:
 
 
 class AdvisedVecEnv(VecEnvWrapper):
-    """Observations ``(N, obs + ADVICE_SIZE)``: the wrapped env's, then the advice of ``advisor``."""
+    """Observations `(N, obs + ADVICE_SIZE)`: the wrapped env's, then the advice of `advisor`."""
 
     def __init__(self, venv: VecEnv, advisor: str, rules: Rules | None = None) -> None:
         check_advisor(advisor)

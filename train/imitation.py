@@ -1,15 +1,15 @@
 """Warm start by behaviour cloning: fit the PPO networks to a teacher's play before PPO starts.
 
 From scratch, PPO spends millions of steps against a strong heuristic rediscovering basic play.
-A warm start first lets a teacher (any batched policy, e.g. the ``counting`` heuristic) play the
+A warm start first lets a teacher (any batched policy, e.g. the `counting` heuristic) play the
 learner's seat against copies of itself in the batched vector env, recording the learner-seat
 observations, masks, actions and discounted returns, and then fits the actor to the teacher's
 actions (cross-entropy under the mask) and the critic to the returns (squared error). PPO then
 improves on the teacher instead of starting from a uniform policy.
 
-A teacher that prices its actions (:class:`~skyjo_env.agents.base.PricedPolicy`, e.g. counting) can
-be cloned *softened*: with a ``temperature`` of ``T`` points the actor is fitted to the Boltzmann
-policy ``exp(-cost / T)`` over the legal actions (:func:`soft_targets`) instead of the teacher's one
+A teacher that prices its actions ([`PricedPolicy`][], e.g. counting) can
+be cloned *softened*: with a `temperature` of `T` points the actor is fitted to the Boltzmann
+policy `exp(-cost / T)` over the legal actions ([`soft_targets()`][soft_targets]) instead of the teacher's one
 choice. Its favourite moves stay the teacher's, but moves the teacher rates nearly as good keep some
 probability, so PPO still tries them: a clone of the choice alone puts all but about 1e-4 of its
 probability on one move, and PPO, which learns only from the moves it samples, then hardly moves
@@ -40,8 +40,8 @@ from skyjo_env.train.networks import SkyjoPolicy
 
 @dataclass
 class Demonstrations:
-    """Learner turns of a teacher: ``observations (n, D)``, ``masks (n, 26)``, ``actions (n,)``, ``returns (n,)``
-    and ``targets (n, 26)``, the action probabilities the actor is fitted to (the one-hot of the
+    """Learner turns of a teacher: `observations (n, D)`, `masks (n, 26)`, `actions (n,)`, `returns (n,)`
+    and `targets (n, 26)`, the action probabilities the actor is fitted to (the one-hot of the
     teacher's action, or its softened choice)."""
 
     observations: np.ndarray
@@ -69,15 +69,15 @@ def collect(
     seed: int = 0,
     progress: Callable[[int], None] | None = None,
 ) -> Demonstrations:
-    """About ``samples`` learner turns of ``teacher`` against copies of itself, with exact returns.
+    """About `samples` learner turns of `teacher` against copies of itself, with exact returns.
 
-    ``num_envs`` games are played side by side for ``samples // num_envs`` turns each; by default
-    ``samples // 500`` games (1 to 1024), so that most of the window lies in finished games.
-    With ``advice``, the recorded observations carry that heuristic's advice (:mod:`skyjo_env.agents.advice`,
-    under ``rules``); ``obs_type="padded"`` records padded observations (the teacher plays from the
-    table ones). With ``temperature`` > 0 and a teacher that prices its actions, the targets are its
-    softened choices (:func:`soft_targets`); otherwise the one-hot of its actions.
-    ``progress(turns)`` is told the turns collected so far after every step.
+    `num_envs` games are played side by side for `samples // num_envs` turns each; by default
+    `samples // 500` games (1 to 1024), so that most of the window lies in finished games.
+    With `advice`, the recorded observations carry that heuristic's advice ([`skyjo_env.agents.advice`][],
+    under `rules`); `obs_type="padded"` records padded observations (the teacher plays from the
+    table ones). With `temperature` > 0 and a teacher that prices its actions, the targets are its
+    softened choices ([`soft_targets()`][soft_targets]); otherwise the one-hot of its actions.
+    `progress(turns)` is told the turns collected so far after every step.
     """
     if not temperature >= 0:
         raise ValueError(f"temperature={temperature!r} is not allowed; use 0 (the teacher's actions) or more")
@@ -122,13 +122,13 @@ def collect(
 
 
 def softened_teacher(teacher: Policy, temperature: float) -> PricedPolicy | None:
-    """``teacher`` where :func:`collect` softens its play at ``temperature`` (> 0, and the teacher
-    prices its actions); ``None`` where it records the teacher's choices."""
+    """`teacher` where [`collect()`][collect] softens its play at `temperature` (> 0, and the teacher
+    prices its actions); `None` where it records the teacher's choices."""
     return teacher if temperature > 0 and isinstance(teacher, PricedPolicy) else None
 
 
 def soft_targets(costs: np.ndarray, action_masks: np.ndarray, temperature: float) -> np.ndarray:
-    """``(n, 26)`` float32: the Boltzmann policy ``exp(-cost / temperature)``, normalised over each
+    """`(n, 26)` float32: the Boltzmann policy `exp(-cost / temperature)`, normalised over each
     row's legal actions (0 for the illegal ones); each row must allow one action."""
     masks = np.asarray(action_masks, dtype=bool)
     priced = np.where(masks, costs, np.inf)
@@ -153,13 +153,13 @@ def clone(
     seed: int = 0,
     progress: Callable[[float], None] | None = None,
 ) -> list[dict[str, float]]:
-    """Fit ``policy``'s actor to the demonstrations' targets (cross-entropy; for one-hot targets, the
+    """Fit `policy`'s actor to the demonstrations' targets (cross-entropy; for one-hot targets, the
     teacher's actions) and its critic to the returns.
 
-    One-cycle learning-rate schedule peaking at ``learning_rate``; a separate optimiser, so the
+    One-cycle learning-rate schedule peaking at `learning_rate`; a separate optimiser, so the
     PPO optimiser starts fresh. Returns per epoch the mean losses and the share of turns where
-    the actor's most likely action is one the targets rate highest (``agreement``, on up to 50,000 turns).
-    ``progress(epochs)`` is told the epochs done (fractions of one included) after every minibatch.
+    the actor's most likely action is one the targets rate highest (`agreement`, on up to 50,000 turns).
+    `progress(epochs)` is told the epochs done (fractions of one included) after every minibatch.
     """
     if len(demos) < batch_size:
         raise ValueError(f"{len(demos)} demonstrations are fewer than one batch of {batch_size}")
@@ -201,7 +201,7 @@ def clone(
 
 
 def agreement(policy: MaskableActorCriticPolicy, demos: Demonstrations, limit: int = 50_000) -> float:
-    """Share of the first ``limit`` turns where the actor's most likely legal action is one the
+    """Share of the first `limit` turns where the actor's most likely legal action is one the
     targets rate highest (for one-hot targets: the teacher's action)."""
     n = min(limit, len(demos))
     with torch.no_grad():

@@ -1,18 +1,18 @@
 """The torch actor-critic of PPO training: sb3-contrib's masked MLP policy, with a choice of the
 arithmetic of its hidden layers.
 
-``float32`` is sb3-contrib's ``MlpPolicy`` itself (same layers, same initial weights, the same
+`float32` is sb3-contrib's `MlpPolicy` itself (same layers, same initial weights, the same
 distribution and loss) in fewer and faster torch calls: the masked distribution is computed once,
-over the legal actions (:func:`masked_distribution`), and Adam is torch's fused implementation.
+over the legal actions ([`masked_distribution()`][masked_distribution]), and Adam is torch's fused implementation.
 Both change only the rounding: log-probabilities and entropies agree with sb3-contrib's to about
 1e-6, and an update of the same rollout moves the weights as sb3-contrib does to about 1e-5
-(``tests/test_networks.py``); together they take a sixth to a fifth off the PPO update (docs/speed.md). ``bfloat16``
-runs the hidden layers, which hold nearly all of the arithmetic, under ``torch.autocast`` in
+(`tests/test_networks.py`); together they take a sixth to a fifth off the PPO update (docs/speed.md). `bfloat16`
+runs the hidden layers, which hold nearly all of the arithmetic, under `torch.autocast` in
 bfloat16; the weights, the action and value heads, the distribution and the loss stay float32.
-Where the processor multiplies bfloat16 in hardware (AVX-512 BF16 on x86; ``bfloat16_supported``)
+Where the processor multiplies bfloat16 in hardware (AVX-512 BF16 on x86; `bfloat16_supported`)
 the hidden layers then take about half the time and a PPO update of the main job about 0.7 of it
 (docs/speed.md); the logits and values differ from float32 by the rounding of 8-bit mantissas
-(``tests/test_networks.py`` bounds it). ``auto`` picks bfloat16 where it is supported, float32
+(`tests/test_networks.py` bounds it). `auto` picks bfloat16 where it is supported, float32
 elsewhere. The default is float32: in the main job's 16 minutes bfloat16 made no more PPO steps.
 """
 
@@ -33,7 +33,7 @@ ACTIVATIONS: dict[str, type[torch.nn.Module]] = {"tanh": torch.nn.Tanh, "relu": 
 
 
 def bfloat16_supported(device: torch.device | str = "auto") -> bool:
-    """Whether ``device`` (SB3's ``"auto"``: the one a model would use) multiplies bfloat16 natively."""
+    """Whether `device` (SB3's `"auto"`: the one a model would use) multiplies bfloat16 natively."""
     device = get_device(device)
     if device.type == "cuda":
         return torch.cuda.is_bf16_supported()
@@ -44,7 +44,7 @@ def bfloat16_supported(device: torch.device | str = "auto") -> bool:
 
 
 def resolve_precision(precision: Precision, device: torch.device | str = "auto") -> Literal["float32", "bfloat16"]:
-    """``precision`` with ``"auto"`` replaced by what ``device`` supports."""
+    """`precision` with `"auto"` replaced by what `device` supports."""
     if precision == "auto":
         return "bfloat16" if bfloat16_supported(device) else "float32"
     return precision
@@ -66,11 +66,11 @@ class BFloat16Layers(MlpExtractor):
 
 
 def masked_distribution(logits: torch.Tensor, masks: torch.Tensor | np.ndarray) -> tuple[torch.Tensor, torch.Tensor]:
-    """``(log-probabilities, probabilities)`` of the categorical distribution over ``logits`` ``(n, k)``
-    restricted to the actions ``masks`` allows (each row must allow one).
+    """`(log-probabilities, probabilities)` of the categorical distribution over `logits` `(n, k)`
+    restricted to the actions `masks` allows (each row must allow one).
 
-    The distribution of sb3-contrib's ``MaskableCategorical`` (which gives masked actions a logit of
-    -1e8 and normalises twice, with ``logsumexp`` over values whose exponentials underflow, a slow
+    The distribution of sb3-contrib's `MaskableCategorical` (which gives masked actions a logit of
+    -1e8 and normalises twice, with `logsumexp` over values whose exponentials underflow, a slow
     path), computed once over the legal actions: masked actions get probability 0 exactly and a
     finite log-probability that nothing reads, so no NaN reaches a gradient.
     """
@@ -83,7 +83,7 @@ def masked_distribution(logits: torch.Tensor, masks: torch.Tensor | np.ndarray) 
 
 
 class SkyjoPolicy(MaskableActorCriticPolicy):
-    """sb3-contrib's ``MlpPolicy`` with ``precision`` ("float32" or "bfloat16") for its hidden layers."""
+    """sb3-contrib's `MlpPolicy` with `precision` ("float32" or "bfloat16") for its hidden layers."""
 
     def __init__(self, *args: Any, precision: Literal["float32", "bfloat16"] = "float32", **kwargs: Any) -> None:
         if precision not in ("float32", "bfloat16"):
@@ -105,7 +105,7 @@ class SkyjoPolicy(MaskableActorCriticPolicy):
     def forward(
         self, obs: torch.Tensor, deterministic: bool = False, action_masks: np.ndarray | None = None
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """Actions (drawn as ``Categorical.sample`` draws them), values and log-probabilities of the actions."""
+        """Actions (drawn as `Categorical.sample` draws them), values and log-probabilities of the actions."""
         if action_masks is None:
             return super().forward(obs, deterministic)
         if not np.asarray(action_masks).any(axis=-1).all():
@@ -118,7 +118,7 @@ class SkyjoPolicy(MaskableActorCriticPolicy):
     def evaluate_actions(
         self, obs: torch.Tensor, actions: torch.Tensor, action_masks: torch.Tensor | None = None
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
-        """Values, log-probabilities and entropies of ``actions``: the PPO loss's inputs."""
+        """Values, log-probabilities and entropies of `actions`: the PPO loss's inputs."""
         if action_masks is None:
             return super().evaluate_actions(obs, actions)
         values, log_probs, probs = self._evaluate(obs, action_masks)
@@ -126,7 +126,7 @@ class SkyjoPolicy(MaskableActorCriticPolicy):
         return values, log_prob, -(probs * log_probs).sum(-1)
 
     def action_logits(self, obs: torch.Tensor) -> torch.Tensor:
-        """The actor's logits ``(n, 26)`` of every action, masked or not."""
+        """The actor's logits `(n, 26)` of every action, masked or not."""
         features = self.extract_features(obs, self.pi_features_extractor)
         assert isinstance(features, torch.Tensor)  # one extractor's features
         return self.action_net(self.mlp_extractor.forward_actor(features))
@@ -134,15 +134,16 @@ class SkyjoPolicy(MaskableActorCriticPolicy):
     def values_and_log_probs(
         self, obs: torch.Tensor, action_masks: torch.Tensor | np.ndarray
     ) -> tuple[torch.Tensor, torch.Tensor]:
-        """Values ``(n, 1)`` and the log-probabilities ``(n, 26)`` of every action (finite, and not
-        meaningful, for the masked ones): what a warm start fits (:mod:`skyjo_env.train.imitation`)."""
+        """Values `(n, 1)` and the log-probabilities `(n, 26)` of every action (finite, and not
+        meaningful, for the masked ones): what a warm start fits ([`skyjo_env.train.imitation`][])."""
         values, log_probs, _ = self._evaluate(obs, action_masks)
         return values, log_probs
 
     def _evaluate(
         self, obs: torch.Tensor, action_masks: torch.Tensor | np.ndarray
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """Values, log-probabilities and probabilities of every action (:func:`masked_distribution`)."""
+        """Values, log-probabilities and probabilities of every action
+        ([`masked_distribution()`][masked_distribution])."""
         latent_pi, latent_vf = self._latents(obs)
         log_probs, probs = masked_distribution(self.action_net(latent_pi), action_masks)
         return self.value_net(latent_vf), log_probs, probs

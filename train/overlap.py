@@ -1,17 +1,17 @@
 """PPO updates overlapped with the rollouts: sb3-contrib's own update, run in a second process.
 
 Sequential PPO takes turns: the games play a rollout (numpy, one core), then the networks fit it
-(torch), then the games play the next. :class:`OverlappedPPO` keeps both cores busy instead: while
-its update process fits rollout ``k``, the games play rollout ``k + 1`` with the weights fitted on
-the rollouts before ``k``. That lag of one update is the only change to the learning: each update is
-``MaskablePPO.train`` itself, on the same rollouts, from the weights and Adam state the previous
+(torch), then the games play the next. [`OverlappedPPO`][] keeps both cores busy instead: while
+its update process fits rollout `k`, the games play rollout `k + 1` with the weights fitted on
+the rollouts before `k`. That lag of one update is the only change to the learning: each update is
+`MaskablePPO.train` itself, on the same rollouts, from the weights and Adam state the previous
 update left, in the same minibatch order, and its ratio and clipping are taken, as always, against
-the log-probabilities of the policy that played (as asynchronous PPO does). ``tests/test_overlap.py``
+the log-probabilities of the policy that played (as asynchronous PPO does). `tests/test_overlap.py`
 checks that an overlapped run equals that lagged schedule played in one process, bit for bit.
 
 The model in the main process holds the weights and optimiser state of the last update received:
-snapshots, evaluations and checkpoints read them; ``learn`` returns once the last update is in.
-The update process is ``python -m skyjo_env.train.overlap`` (a fresh interpreter: no forked thread
+snapshots, evaluations and checkpoints read them; `learn` returns once the last update is in.
+The update process is `python -m skyjo_env.train.overlap` (a fresh interpreter: no forked thread
 pools, and the caller's script is not run again), connected by a socket pair (POSIX).
 """
 
@@ -32,7 +32,7 @@ import numpy as np
 import torch
 from sb3_contrib import MaskablePPO
 
-#: The rollout buffer's arrays an update reads (``MaskableRolloutBuffer.get``).
+#: The rollout buffer's arrays an update reads (`MaskableRolloutBuffer.get`).
 ROLLOUT_FIELDS = ("observations", "actions", "values", "log_probs", "advantages", "returns", "action_masks")
 
 
@@ -51,7 +51,7 @@ def _load_state(model: MaskablePPO, data: bytes) -> None:
 
 def serve(conn: Connection) -> None:
     """The update process: load the model sent first, then fit each rollout received with
-    ``MaskablePPO.train`` and send back the weights, the optimiser state, the update's log entries
+    `MaskablePPO.train` and send back the weights, the optimiser state, the update's log entries
     and its update count; an exception is sent back as its traceback."""
     from stable_baselines3.common.logger import configure
 
@@ -80,8 +80,8 @@ def serve(conn: Connection) -> None:
 
 
 class UpdateProcess:
-    """A process holding a copy of ``model`` (as it is now) that runs its PPO updates, one at a time,
-    with ``threads`` torch threads."""
+    """A process holding a copy of `model` (as it is now) that runs its PPO updates, one at a time,
+    with `threads` torch threads."""
 
     def __init__(self, model: MaskablePPO, threads: int = 1) -> None:
         model_zip = io.BytesIO()
@@ -98,7 +98,7 @@ class UpdateProcess:
         self.pending = False  #: whether an update was sent whose result has not been taken
 
     def submit(self, arrays: dict[str, np.ndarray], progress_remaining: float) -> None:
-        """Start the update of one rollout (its buffer's :data:`ROLLOUT_FIELDS`); one at a time."""
+        """Start the update of one rollout (its buffer's [`ROLLOUT_FIELDS`][]); one at a time."""
         if self.pending:
             raise RuntimeError("the previous update's result must be taken before the next update is sent")
         try:
@@ -108,7 +108,7 @@ class UpdateProcess:
         self.pending = True
 
     def result(self) -> tuple[bytes, dict[str, Any], int]:
-        """Wait for the update sent last: ``(state bytes, log entries, update count)``."""
+        """Wait for the update sent last: `(state bytes, log entries, update count)`."""
         try:
             reply = self.conn.recv()
         except (EOFError, OSError):
@@ -135,10 +135,10 @@ class UpdateProcess:
 
 
 class OverlappedPPO(MaskablePPO):
-    """``MaskablePPO`` whose updates run in an :class:`UpdateProcess` while the next rollout is played.
+    """`MaskablePPO` whose updates run in an [`UpdateProcess`][] while the next rollout is played.
 
-    ``update_threads`` are the torch threads of the update process (one: the games use the other
-    core). Saved models load as plain ``MaskablePPO`` too (the same weights, optimiser state and
+    `update_threads` are the torch threads of the update process (one: the games use the other
+    core). Saved models load as plain `MaskablePPO` too (the same weights, optimiser state and
     settings).
     """
 
@@ -166,7 +166,7 @@ class OverlappedPPO(MaskablePPO):
         self._n_updates = updates
 
     def learn(self, *args: Any, **kwargs: Any) -> OverlappedPPO:
-        """``MaskablePPO.learn``, its updates in a process started now (it loads while the first
+        """`MaskablePPO.learn`, its updates in a process started now (it loads while the first
         rollout is played); it returns once the last update is taken in, and the process stops."""
         self._updates = UpdateProcess(self, self.update_threads)
         try:

@@ -2,9 +2,9 @@
 
 Read top to bottom, CleanRL-style: check the run folder, build the opponent mixture and the vector
 env under the run's rules, build (or resume) the model, warm-start a new one from a teacher
-(:mod:`skyjo_env.train.imitation`), then learn with callbacks — progress, self-play snapshots,
-evaluation against each heuristic (printed, in TensorBoard and ``eval.jsonl``), checkpoints — and
-finally export the actor as a numpy policy (``agent.npz``) and measure it in a tournament.
+([`skyjo_env.train.imitation`][]), then learn with callbacks — progress, self-play snapshots,
+evaluation against each heuristic (printed, in TensorBoard and `eval.jsonl`), checkpoints — and
+finally export the actor as a numpy policy (`agent.npz`) and measure it in a tournament.
 
     skyjo train --total-timesteps 200000 --out runs/quick
 """
@@ -47,8 +47,8 @@ from skyjo_env.train.shaping import ShapedReward
 
 # ---------------------------------------------------------------------------- callbacks
 class Every(BaseCallback):
-    """Calls ``action(timesteps)`` each time the run passes a multiple of ``interval`` steps, before
-    ``until`` (the run's last step, where the run does it anyway after its last update)."""
+    """Calls `action(timesteps)` each time the run passes a multiple of `interval` steps, before
+    `until` (the run's last step, where the run does it anyway after its last update)."""
 
     def __init__(self, interval: int, action: Callable[[int], Any], until: int | None = None) -> None:
         super().__init__()
@@ -69,7 +69,7 @@ class Every(BaseCallback):
 
 
 class UpdateThreads(BaseCallback):
-    """Torch uses ``threads`` threads for each PPO update and one while rollouts are collected."""
+    """Torch uses `threads` threads for each PPO update and one while rollouts are collected."""
 
     def __init__(self, threads: int) -> None:
         super().__init__()
@@ -86,7 +86,7 @@ class UpdateThreads(BaseCallback):
 
 
 class Deadline(BaseCallback):
-    """Stops learning once ``time.perf_counter()`` reaches ``end``."""
+    """Stops learning once `time.perf_counter()` reaches `end`."""
 
     def __init__(self, end: float) -> None:
         super().__init__()
@@ -97,7 +97,7 @@ class Deadline(BaseCallback):
 
 
 class ProgressCallback(BaseCallback):
-    """Reports the learner steps of a ``learn`` call on a :class:`Progress`."""
+    """Reports the learner steps of a `learn` call on a [`Progress`][]."""
 
     def __init__(self, progress: Progress) -> None:
         super().__init__()
@@ -110,7 +110,7 @@ class ProgressCallback(BaseCallback):
 
 @dataclass(frozen=True)
 class LinearSchedule:
-    """A learning rate that falls linearly from ``start`` to 0 over the run's total steps (SB3 calls
+    """A learning rate that falls linearly from `start` to 0 over the run's total steps (SB3 calls
     it with the share of the steps left, 1 to 0)."""
 
     start: float
@@ -196,7 +196,7 @@ class Run:
         self.env.set_opponents(policies, weights)
 
     def run_evaluation(self, timesteps: int) -> dict[str, dict[str, float]]:
-        """Evaluate against each heuristic: printed, logged to TensorBoard and to ``eval.jsonl``."""
+        """Evaluate against each heuristic: printed, logged to TensorBoard and to `eval.jsonl`."""
         policy = agent_policy(self.policy, self.config, timesteps)
         figures = run_evaluation(policy, self.config, self.out, timesteps, say=self.say, progress=self.show_progress)
         for name, f in figures.items():
@@ -287,11 +287,11 @@ def train(
     progress: bool = True,
     say: Callable[[str], None] = print,
 ) -> TrainOutcome:
-    """Train (or resume, from the checkpoint folder ``resume``) a run, export ``agent.npz``, and
+    """Train (or resume, from the checkpoint folder `resume`) a run, export `agent.npz`, and
     measure it against the heuristics.
 
-    ``say`` receives the phase lines (warm start, evaluations, the final tournament); progress bars
-    go to stderr unless ``progress`` is false. ``ValueError`` for a bad run folder, opponent or
+    `say` receives the phase lines (warm start, evaluations, the final tournament); progress bars
+    go to stderr unless `progress` is false. `ValueError` for a bad run folder, opponent or
     checkpoint, before anything is written.
     """
     started = time.perf_counter()

@@ -1,14 +1,14 @@
 """The environment of the RLlib backend's EnvRunners: the sb3 backend's batched games, as a Gymnasium
-``VectorEnv`` that RLlib's ``SingleAgentEnvRunner`` steps directly.
+`VectorEnv` that RLlib's `SingleAgentEnvRunner` steps directly.
 
-RLlib 2.60's EnvRunners take a vector env from a vector entry point (``gym_env_vectorize_mode=
-"vector_entry_point"``): :func:`make_env` builds :class:`~skyjo_env.gymnasium_vector_env.SkyjoVectorEnv`
-(one engine steps all ``num_envs`` games; opponents act inside it, in batch) and wraps it in
-:class:`MaskedObservations`: each observation
+RLlib 2.60's EnvRunners take a vector env from a vector entry point (`gym_env_vectorize_mode=
+"vector_entry_point"`): [`make_env()`][make_env] builds [`SkyjoVectorEnv`][]
+(one engine steps all `num_envs` games; opponents act inside it, in batch) and wraps it in
+[`MaskedObservations`][]: each observation
 carries the advice the networks read (as in the sb3 backend's
-:class:`~skyjo_env.train.advised_env.AdvisedVecEnv`) and then the 26-entry action mask, which the
-RLModule (:mod:`skyjo_env.train.rllib_module`) splits off to mask its logits. The EnvRunners
-(:class:`~skyjo_env.train.rllib_runner.SkyjoEnvRunner`) step it in batch; it deals an ended game
+[`AdvisedVecEnv`][skyjo_env.train.advised_env.AdvisedVecEnv]) and then the 26-entry action mask, which the
+RLModule ([`skyjo_env.train.rllib_module`][]) splits off to mask its logits. The EnvRunners
+([`SkyjoEnvRunner`][skyjo_env.train.rllib_runner.SkyjoEnvRunner]) step it in batch; it deals an ended game
 again within the step and reports the ended game's last observation.
 """
 
@@ -27,12 +27,12 @@ from skyjo_env.gymnasium_vector_env import SkyjoVectorEnv
 from skyjo_env.rules import Rules
 from skyjo_env.train.config import TrainConfig
 
-#: The name the environment is registered under with ``ray.tune.registry.register_env``.
+#: The name the environment is registered under with `ray.tune.registry.register_env`.
 ENV_NAME = "skyjo_vector"
 
 
 class MaskedObservations(gymnasium.vector.VectorWrapper):
-    """Observations ``(N, D + A + 26)``: the games', the advice of ``advisor`` (``A`` entries, none
+    """Observations `(N, D + A + 26)`: the games', the advice of `advisor` (`A` entries, none
     without an advisor), then the legal actions as 0/1. Infos are left empty (RLlib lists them per game)."""
 
     def __init__(self, env: SkyjoVectorEnv, advisor: str | None, rules: Rules) -> None:
@@ -49,8 +49,8 @@ class MaskedObservations(gymnasium.vector.VectorWrapper):
         return self._observe(obs, infos["action_mask"]), {}
 
     def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
-        """As the games' step; with same-step autoreset, ``infos`` holds ``ended`` (the games that ended,
-        ascending) and ``final_obs`` (their last observations, as these observations read them)."""
+        """As the games' step; with same-step autoreset, `infos` holds `ended` (the games that ended,
+        ascending) and `final_obs` (their last observations, as these observations read them)."""
         obs, rewards, terminations, truncations, infos = self.env.step(actions)
         out: dict[str, Any] = {}
         if "_final_obs" in infos:
@@ -65,7 +65,7 @@ class MaskedObservations(gymnasium.vector.VectorWrapper):
 
 
 def masked_space(inner: gymnasium.spaces.Box, advisor: str | None) -> gymnasium.spaces.Box:
-    """The observations of :class:`MaskedObservations` over a view whose observations are ``inner``."""
+    """The observations of [`MaskedObservations`][] over a view whose observations are `inner`."""
     extra = ADVICE_SIZE if advisor else 0
     low = np.concatenate([inner.low, np.zeros(extra + NUM_ACTIONS, dtype=np.float32)])
     high = np.concatenate([inner.high, np.ones(extra + NUM_ACTIONS, dtype=np.float32)])
@@ -73,24 +73,24 @@ def masked_space(inner: gymnasium.spaces.Box, advisor: str | None) -> gymnasium.
 
 
 def observation_space(config: TrainConfig) -> gymnasium.spaces.Box:
-    """The observations the EnvRunners of a run of ``config`` produce (as :func:`make_env` builds them)."""
+    """The observations the EnvRunners of a run of `config` produce (as [`make_env()`][make_env] builds them)."""
     return masked_space(spaces.observation_space(config.game_rules, obs_type="padded" if config.mixed else "table"),
                         config.advice)  # fmt: skip
 
 
 def runner_seed(seed: int, worker_index: int) -> int:
-    """The games' seed of EnvRunner ``worker_index`` in a run seeded ``seed``: distinct for every runner."""
+    """The games' seed of EnvRunner `worker_index` in a run seeded `seed`: distinct for every runner."""
     return int(np.random.SeedSequence([seed, worker_index]).generate_state(1)[0])
 
 
 def make_env(context: Any) -> MaskedObservations:
-    """The env creator registered as :data:`ENV_NAME`: ``context`` (RLlib's ``EnvContext``, a dict)
-    holds ``train_config`` (a :meth:`TrainConfig.to_dict`) and ``num_envs``.
+    """The env creator registered as [`ENV_NAME`][]: `context` (RLlib's `EnvContext`, a dict)
+    holds `train_config` (a [`TrainConfig.to_dict()`][TrainConfig.to_dict]) and `num_envs`.
 
     It runs in the EnvRunner's process, so it also keeps that process's torch and BLAS to one
     thread each: the games' numpy work and the module's small forward passes only contend with more.
     The games start against a random player; the driver sends the opponent mixture with the first
-    sample request (:mod:`skyjo_env.train.rllib_ppo`).
+    sample request ([`skyjo_env.train.rllib_ppo`][]).
     """
     import torch
     from threadpoolctl import threadpool_limits

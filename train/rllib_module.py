@@ -1,16 +1,16 @@
 """The RLModule of the RLlib backend: the sb3 backend's networks behind RLlib's module API.
 
-:class:`SkyjoModule` holds a :class:`~skyjo_env.train.networks.SkyjoPolicy` (the same actor and
+[`SkyjoModule`][] holds a [`SkyjoPolicy`][] (the same actor and
 critic MLPs, initial weights and arithmetic as the sb3 backend's), so one warm start
-(:func:`skyjo_env.train.runs.warm_start`) and one export to ``agent.npz``
-(:func:`skyjo_env.train.runs.agent_policy`) serve both backends. It reads the observations of
-:class:`~skyjo_env.train.rllib_env.MaskedObservations`: the networks' inputs, then the 26-entry
-action mask, which sets the logits of illegal actions to ``-inf`` before RLlib builds the action
+([`skyjo_env.train.runs.warm_start()`][skyjo_env.train.runs.warm_start]) and one export to `agent.npz`
+([`skyjo_env.train.runs.agent_policy()`][skyjo_env.train.runs.agent_policy]) serve both backends. It reads the
+observations of [`MaskedObservations`][skyjo_env.train.rllib_env.MaskedObservations]: the networks' inputs, then the
+26-entry action mask, which sets the logits of illegal actions to `-inf` before RLlib builds the action
 distribution, so sampling and the PPO loss never pick an illegal action (their probability is 0, and
 torch's categorical gives them no entropy). A row without a legal action (a game's last observation,
-which the learner only values) keeps its logits, so that nothing is computed from ``-inf`` alone.
+which the learner only values) keeps its logits, so that nothing is computed from `-inf` alone.
 
-``model_config``: ``{"net_arch": [128, 128], "activation": "relu", "precision": "float32"}``.
+`model_config`: `{"net_arch": [128, 128], "activation": "relu", "precision": "float32"}`.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from skyjo_env.train.networks import ACTIVATIONS, SkyjoPolicy
 
 
 class SkyjoModule(TorchRLModule, ValueFunctionAPI):
-    """Actor and critic of :class:`SkyjoPolicy` over the observation; the actor's logits masked by its last 26 entries."""
+    """Actor and critic of [`SkyjoPolicy`][] over the observation; the actor's logits masked by its last 26 entries."""
 
     def setup(self) -> None:
         space = self.observation_space

@@ -1,22 +1,22 @@
 """The main job's recipe on Ray RLlib's PPO (new API stack), on one machine or a Ray cluster.
 
-Read top to bottom, as :mod:`skyjo_env.train.ppo` (the sb3 backend) reads: check the run folder,
+Read top to bottom, as [`skyjo_env.train.ppo`][] (the sb3 backend) reads: check the run folder,
 start or join Ray, build the PPO algorithm (EnvRunners stepping the batched vector env of
-:mod:`skyjo_env.train.rllib_env`, the learner a :class:`~skyjo_env.train.rllib_module.SkyjoModule`
+[`skyjo_env.train.rllib_env`][], the learner a [`SkyjoModule`][]
 in this process), warm-start it from a teacher, then loop: sample a rollout on every EnvRunner, update
-the learner, snapshot it into the self-play pool, evaluate, checkpoint; finally export ``agent.npz``
+the learner, snapshot it into the self-play pool, evaluate, checkpoint; finally export `agent.npz`
 and measure it. The run folder, the warm start, the evaluations and the report are the sb3 backend's
-(:mod:`skyjo_env.train.runs`).
+([`skyjo_env.train.runs`][]).
 
 Each sample request carries the weights to play with and, when the opponent pool has changed, the
 opponents (heuristics and numpy snapshots of the learner), so every EnvRunner plays the pool of the
-moment. With ``overlap`` the EnvRunners sample the next rollout while the learner updates on the last
+moment. With `overlap` the EnvRunners sample the next rollout while the learner updates on the last
 one, with the weights of the update before (a lag of one update, as the sb3 backend's overlap).
 
     skyjo train --backend rllib                                   # the main job, local Ray
     skyjo train --backend rllib --address HEAD_IP:6379 --env-runners 8   # on a cluster (docs/distributed.md)
 
-Needs the ``distributed`` extra (``pip install -e ".[distributed]"``).
+Needs the `distributed` extra (`pip install -e ".[distributed]"`).
 """
 
 from __future__ import annotations
@@ -68,7 +68,7 @@ ALGORITHM = "algorithm"
 
 
 def module_spec(config: TrainConfig) -> RLModuleSpec:
-    """The learner's RLModule: the sb3 backend's networks (:class:`SkyjoModule`) over the EnvRunners' observations."""
+    """The learner's RLModule: the sb3 backend's networks ([`SkyjoModule`][]) over the EnvRunners' observations."""
     model = {"net_arch": list(config.net_arch), "activation": config.activation,
              "precision": resolve_precision(config.precision)}  # fmt: skip
     return RLModuleSpec(module_class=SkyjoModule, observation_space=observation_space(config),
@@ -76,7 +76,7 @@ def module_spec(config: TrainConfig) -> RLModuleSpec:
 
 
 def build_config(config: TrainConfig) -> PPOConfig:
-    """RLlib's PPO with the recipe's settings: one rollout is ``env_runners x num_envs x n_steps``
+    """RLlib's PPO with the recipe's settings: one rollout is `env_runners x num_envs x n_steps`
     learner steps, updated as the sb3 backend does (minibatches, epochs, clip, entropy and value
     coefficients, gradient norm, no KL penalty, no value clipping, the learning-rate schedule)."""
     c = config
@@ -117,7 +117,7 @@ def build_config(config: TrainConfig) -> PPOConfig:
 
 @contextlib.contextmanager
 def ray_session(address: str | None, num_cpus: int) -> Iterator[None]:
-    """Join the cluster at ``address`` or start a local Ray of ``num_cpus`` CPUs; shut down only what
+    """Join the cluster at `address` or start a local Ray of `num_cpus` CPUs; shut down only what
     this started. An already initialised Ray (a test's, a notebook's) is used as it is and left running."""
     if ray.is_initialized():
         yield
@@ -133,8 +133,9 @@ def ray_session(address: str | None, num_cpus: int) -> Iterator[None]:
 
 
 def sample(runner: Any, *, steps: int, state: Any, opponents: Any) -> dict[str, np.ndarray]:
-    """On an EnvRunner: take the learner's weights (``state``), the opponent pool (if given), and
-    sample a training batch of about ``steps`` learner steps (:meth:`SkyjoEnvRunner.sample_batch`)."""
+    """On an EnvRunner: take the learner's weights (`state`), the opponent pool (if given), and
+    sample a training batch of about `steps` learner steps
+    ([`SkyjoEnvRunner.sample_batch()`][SkyjoEnvRunner.sample_batch])."""
     runner.set_state(state)
     if opponents is not None:
         runner.env.unwrapped.set_opponents(*opponents)
@@ -159,8 +160,8 @@ class RLlibRun:
         say: Callable[[str], None],
         unstarted: list[str] | None = None,
     ) -> None:
-        """``unstarted``: the files of an earlier run in the folder that never learned (replaced), as
-        :func:`~skyjo_env.train.runs.check_run_folder` found them."""
+        """`unstarted`: the files of an earlier run in the folder that never learned (replaced), as
+        [`check_run_folder()`][check_run_folder] found them."""
         self.config = c = config
         self.started = time.perf_counter()
         self.show_progress = progress
@@ -208,7 +209,7 @@ class RLlibRun:
         self.pool_changed = True
 
     def request(self, steps: int) -> None:
-        """Ask every EnvRunner for a rollout of ``steps`` learner steps, with the learner's weights now."""
+        """Ask every EnvRunner for a rollout of `steps` learner steps, with the learner's weights now."""
         state = {
             "rl_module": {DEFAULT_MODULE_ID: self.module.get_state()}
         }  # the critic too: runners compute advantages
@@ -219,7 +220,7 @@ class RLlibRun:
         )
 
     def collect(self) -> MultiAgentBatch:
-        """The rollouts of the last :meth:`request`, from every EnvRunner, as one training batch whose
+        """The rollouts of the last [`request()`][request], from every EnvRunner, as one training batch whose
         advantages are standardised over it (as RLlib's PPO does)."""
         group = self.algo.env_runner_group
         parts: list[dict[str, np.ndarray]] = []
@@ -234,7 +235,7 @@ class RLlibRun:
         return MultiAgentBatch({DEFAULT_MODULE_ID: SampleBatch(batch)}, env_steps=len(advantages))
 
     def update(self, batch: MultiAgentBatch) -> None:
-        """One PPO update on ``batch``; the driver's module then holds the new weights."""
+        """One PPO update on `batch`; the driver's module then holds the new weights."""
         c = self.config
         self.timesteps += batch.env_steps()
         threads = torch.get_num_threads()
@@ -304,10 +305,11 @@ def train(
     progress: bool = True,
     say: Callable[[str], None] = print,
 ) -> TrainOutcome:
-    """Train (or resume, from the checkpoint folder ``resume``) a run on Ray RLlib, export ``agent.npz``
-    and measure it against the heuristics: :func:`skyjo_env.train.ppo.train`'s contract, on RLlib.
+    """Train (or resume, from the checkpoint folder `resume`) a run on Ray RLlib, export `agent.npz`
+    and measure it against the heuristics: [`skyjo_env.train.ppo.train()`][skyjo_env.train.ppo.train]'s contract, on
+    RLlib.
 
-    Without ``config.address`` a local Ray of ``env_runners + 1`` CPUs is started and shut down at the
+    Without `config.address` a local Ray of `env_runners + 1` CPUs is started and shut down at the
     end (also after an error); with it the run joins that cluster and leaves it running.
     """
     started = time.perf_counter()

@@ -1,15 +1,15 @@
-"""The EnvRunner of the RLlib backend: RLlib's ``SingleAgentEnvRunner``, sampling the batched games in batch.
+"""The EnvRunner of the RLlib backend: RLlib's `SingleAgentEnvRunner`, sampling the batched games in batch.
 
-RLlib's own ``SingleAgentEnvRunner`` steps a vector env but keeps its books one game at a time:
+RLlib's own `SingleAgentEnvRunner` steps a vector env but keeps its books one game at a time:
 every step it builds each game's model inputs through its connectors, appends to each game's
-episode and calls each game's callbacks, a Python loop over ``num_envs`` games per step that costs
-more than the engine's step of all of them (``benchmarks/rllib_sampling.py`` measures both).
-:class:`SkyjoEnvRunner` keeps RLlib's construction (the env from the registered creator, the module
+episode and calls each game's callbacks, a Python loop over `num_envs` games per step that costs
+more than the engine's step of all of them (`benchmarks/rllib_sampling.py` measures both).
+[`SkyjoEnvRunner`][] keeps RLlib's construction (the env from the registered creator, the module
 from the spec, the weights and state API) and samples in batch: one forward pass and one env step
-for all games per step, the rollout held in arrays. :meth:`SkyjoEnvRunner.sample` (RLlib's contract,
-for ``Algorithm.train()``) builds the episodes (``SingleAgentEpisode`` chunks) from the arrays once at
-the end; :meth:`SkyjoEnvRunner.sample_batch` (the backend's loop) returns the training batch itself,
-advantages included, so that the learner skips RLlib's per-episode learner connectors as well.
+for all games per step, the rollout held in arrays. [`SkyjoEnvRunner.sample()`][SkyjoEnvRunner.sample] (RLlib's
+contract, for `Algorithm.train()`) builds the episodes (`SingleAgentEpisode` chunks) from the arrays once at
+the end; [`SkyjoEnvRunner.sample_batch()`][SkyjoEnvRunner.sample_batch] (the backend's loop) returns the training batch
+itself, advantages included, so that the learner skips RLlib's per-episode learner connectors as well.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from skyjo_env.actions import NUM_ACTIONS
 
 @dataclass
 class Rollout:
-    """``T`` learner steps of ``N`` games, in arrays."""
+    """`T` learner steps of `N` games, in arrays."""
 
     obs: np.ndarray  #: (T + 1, N, D) observations, the last one after the last step
     actions: np.ndarray  #: (T, N)
@@ -40,7 +40,8 @@ class Rollout:
 
 
 class SkyjoEnvRunner(SingleAgentEnvRunner):
-    """Samples :class:`~skyjo_env.train.rllib_env.MaskedObservations` games in batch; see the module docstring."""
+    """Samples [`MaskedObservations`][skyjo_env.train.rllib_env.MaskedObservations] games in batch; see the module
+    docstring."""
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -57,7 +58,7 @@ class SkyjoEnvRunner(SingleAgentEnvRunner):
         random_actions: bool = False,
         force_reset: bool = False,
     ) -> list[SingleAgentEpisode]:
-        """RLlib's contract (``Algorithm.train()`` calls it): about ``num_timesteps`` learner steps
+        """RLlib's contract (`Algorithm.train()` calls it): about `num_timesteps` learner steps
         (whole steps of all games), sampled from the module's exploration distribution; the episode
         chunks of the rollout, games that go on continued by the next call."""
         if num_timesteps is None or num_episodes is not None or random_actions or explore is False:
@@ -65,12 +66,12 @@ class SkyjoEnvRunner(SingleAgentEnvRunner):
         return self._episodes(self._rollout(num_timesteps, force_reset))
 
     def sample_batch(self, num_timesteps: int) -> dict[str, np.ndarray]:
-        """The backend's path (:mod:`skyjo_env.train.rllib_ppo`): a rollout of about ``num_timesteps``
+        """The backend's path ([`skyjo_env.train.rllib_ppo`][]): a rollout of about `num_timesteps`
         learner steps as one training batch, its advantages and value targets computed here, in batch,
         by generalised advantage estimation with this runner's critic (as stable-baselines3 computes
-        them at collection), so that the learner only updates. Columns: RLlib's ``obs``, ``actions``,
-        ``action_logp``, ``action_dist_inputs``, ``advantages`` (not yet standardised) and
-        ``value_targets``, one row per learner step."""
+        them at collection), so that the learner only updates. Columns: RLlib's `obs`, `actions`,
+        `action_logp`, `action_dist_inputs`, `advantages` (not yet standardised) and
+        `value_targets`, one row per learner step."""
         rollout = self._rollout(num_timesteps, False)
         T, N = rollout.actions.shape
         gamma, lam = self.config.gamma, self.config.lambda_
@@ -98,12 +99,12 @@ class SkyjoEnvRunner(SingleAgentEnvRunner):
         }
 
     def _values(self, obs: np.ndarray) -> np.ndarray:
-        """The critic's values of observations ``(n, D)``."""
+        """The critic's values of observations `(n, D)`."""
         return self.module.compute_values({Columns.OBS: torch.from_numpy(obs)}).numpy()
 
     def _rollout(self, num_timesteps: int, force_reset: bool) -> Rollout:
-        """Every game plays ``ceil(num_timesteps / num_envs)`` learner steps from where the last
-        rollout stopped (dealt anew with ``force_reset``)."""
+        """Every game plays `ceil(num_timesteps / num_envs)` learner steps from where the last
+        rollout stopped (dealt anew with `force_reset`)."""
         env = self.env.env  # MaskedObservations, without RLlib's per-game info lists
         N = self.num_envs
         if force_reset or self._obs is None:
@@ -169,8 +170,8 @@ class SkyjoEnvRunner(SingleAgentEnvRunner):
         last: np.ndarray,
         terminated: bool | None,
     ) -> SingleAgentEpisode:
-        """Game ``g``'s steps ``start..stop - 1`` and the observation after them (``last``);
-        ``terminated`` ``None``: the game goes on."""
+        """Game `g`'s steps `start..stop - 1` and the observation after them (`last`);
+        `terminated` `None`: the game goes on."""
         episode = SingleAgentEpisode(
             self._ids[g],
             observations=[*obs[start:stop, g], last],

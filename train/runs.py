@@ -1,11 +1,11 @@
 """What every training backend shares: the run folder, the warm start, the agent, its evaluations and
 the final report.
 
-A backend (sb3: :mod:`skyjo_env.train.ppo`; RLlib: :mod:`skyjo_env.train.rllib_ppo`) trains a
-:class:`~skyjo_env.train.networks.SkyjoPolicy` under one :class:`~skyjo_env.train.config.TrainConfig`
-and leaves the same folder behind: ``config.json``, ``warm_start.json``, ``eval.jsonl``,
-``results.json``, ``agent.npz`` (the actor as a numpy :class:`~skyjo_env.agents.mlp_policy.MLPPolicy`)
-and ``checkpoint/`` (to resume). This module holds those steps once.
+A backend (sb3: [`skyjo_env.train.ppo`][]; RLlib: [`skyjo_env.train.rllib_ppo`][]) trains a
+[`SkyjoPolicy`][] under one [`TrainConfig`][]
+and leaves the same folder behind: `config.json`, `warm_start.json`, `eval.jsonl`,
+`results.json`, `agent.npz` (the actor as a numpy [`MLPPolicy`][])
+and `checkpoint/` (to resume). This module holds those steps once.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from skyjo_env.train.imitation import clone, collect, concatenate, softened_teac
 from skyjo_env.train.networks import SkyjoPolicy
 from skyjo_env.train.selfplay import snapshot
 
-#: What a run writes into its folder; ``overwrite`` removes exactly these.
+#: What a run writes into its folder; `overwrite` removes exactly these.
 RUN_FILES = (
     "config.json",
     "warm_start.json",
@@ -51,7 +51,7 @@ class TrainOutcome:
     agent_path: Path
     agent_name: str
     final_eval: dict[str, dict[str, float]]  #: head-to-head figures against each evaluation agent (and table size)
-    tournament: TournamentResult | None  #: the final tournament (``None`` for mixed tables: see ``final_eval``)
+    tournament: TournamentResult | None  #: the final tournament (`None` for mixed tables: see `final_eval`)
     timesteps: int  #: learner steps of the run in total (all resumes)
     run_timesteps: int  #: learner steps of this call
     seconds: float  #: wall time of this call
@@ -60,14 +60,14 @@ class TrainOutcome:
 
 # ---------------------------------------------------------------------------- the run folder
 #: The files of a run that stopped before it learned (during its warm start, or refused): a new
-#: run in its folder replaces them without ``overwrite``.
+#: run in its folder replaces them without `overwrite`.
 UNSTARTED_FILES = ("config.json", "warm_start.json")
 
 
 def check_run_folder(out: Path, *, resume: bool, overwrite: bool) -> list[str]:
-    """``ValueError`` unless ``out`` may hold this run: a folder that exists or can be made, and be
-    written, and, unless the run resumes it or ``overwrite`` is given, without an earlier run's
-    files; those of a run that stopped before it learned (:data:`UNSTARTED_FILES`) are no run.
+    """`ValueError` unless `out` may hold this run: a folder that exists or can be made, and be
+    written, and, unless the run resumes it or `overwrite` is given, without an earlier run's
+    files; those of a run that stopped before it learned ([`UNSTARTED_FILES`][]) are no run.
     Returns those files, which the new run replaces."""
     check_output_folder(out)
     if resume and overwrite:
@@ -89,8 +89,8 @@ def check_run_folder(out: Path, *, resume: bool, overwrite: bool) -> list[str]:
 
 
 def prepare_run_folder(out: Path, unstarted: list[str], *, overwrite: bool, say: Callable[[str], None]) -> None:
-    """Clear an earlier run's files for a new run (``overwrite``, or the files of one that never
-    learned, which :func:`check_run_folder` returned), then make the folder."""
+    """Clear an earlier run's files for a new run (`overwrite`, or the files of one that never
+    learned, which [`check_run_folder()`][check_run_folder] returned), then make the folder."""
     if unstarted:
         say(f"{out} holds {', '.join(unstarted)} of a run that stopped before it learned: starting afresh")
     if overwrite or unstarted:
@@ -99,7 +99,7 @@ def prepare_run_folder(out: Path, unstarted: list[str], *, overwrite: bool, say:
 
 
 def remove_run_files(out: Path) -> None:
-    """Remove an earlier run's files from ``out`` (nothing else)."""
+    """Remove an earlier run's files from `out` (nothing else)."""
     for name in RUN_FILES:
         path = out / name
         if path.is_dir():
@@ -109,7 +109,7 @@ def remove_run_files(out: Path) -> None:
 
 
 def read_state(folder: Path) -> dict[str, Any]:
-    """A checkpoint's ``state.json`` (learner steps and seconds trained); ``ValueError`` if unreadable."""
+    """A checkpoint's `state.json` (learner steps and seconds trained); `ValueError` if unreadable."""
     try:
         state = json.loads((folder / "state.json").read_text())
         timesteps, seconds = state["timesteps"], float(state.get("seconds", 0.0))
@@ -121,8 +121,8 @@ def read_state(folder: Path) -> dict[str, Any]:
 
 
 def write_checkpoint(folder: Path, policy: SkyjoPolicy, config: TrainConfig, timesteps: int, seconds: float) -> None:
-    """What every backend's checkpoint holds besides its learner's own files: ``config.json``,
-    ``state.json`` (learner steps and seconds trained, all resumes together) and ``agent.npz`` (the
+    """What every backend's checkpoint holds besides its learner's own files: `config.json`,
+    `state.json` (learner steps and seconds trained, all resumes together) and `agent.npz` (the
     actor then, so that the checkpoint folder plays as an agent spec)."""
     config.save(folder / "config.json")
     agent_policy(policy, config, timesteps, name="checkpoint").save(folder / specs.AGENT_FILE)
@@ -130,7 +130,7 @@ def write_checkpoint(folder: Path, policy: SkyjoPolicy, config: TrainConfig, tim
 
 
 def check_resume(config: TrainConfig, resume: Path | None) -> None:
-    """``ValueError`` unless the checkpoint ``resume`` has fewer steps than ``config.total_timesteps``."""
+    """`ValueError` unless the checkpoint `resume` has fewer steps than `config.total_timesteps`."""
     if resume is None:
         return
     done = read_state(resume)["timesteps"]
@@ -146,7 +146,7 @@ def one_thread() -> Iterator[None]:
     """Torch and numpy's BLAS on one thread each while a run plays its games, as what they had before
     is restored after: on 2 cores, thread pools that spin against the games' numpy work (or other
     processes) cost far more than they gain. The PPO updates and the warm start's fitting set their
-    own torch threads (``update_threads``) for as long as they run."""
+    own torch threads (`update_threads`) for as long as they run."""
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
@@ -160,7 +160,7 @@ def one_thread() -> Iterator[None]:
 def warm_start(
     policy: SkyjoPolicy, config: TrainConfig, out: Path, *, say: Callable[[str], None], progress: bool
 ) -> None:
-    """Behaviour-clone the teacher ``config.warm_start`` into ``policy`` (written to ``warm_start.json``)."""
+    """Behaviour-clone the teacher `config.warm_start` into `policy` (written to `warm_start.json`)."""
     c = config
     counts = c.player_counts
     teachers = [specs.make(c.warm_start, rules=c.table_rules(p), seed=c.seed + k) for k, p in enumerate(counts)]
@@ -208,11 +208,11 @@ def agent_policy(policy: SkyjoPolicy, config: TrainConfig, timesteps: int, name:
 def evaluate(
     policy: MLPPolicy, config: TrainConfig, games: int, seed: int, progress: bool | Progress = False
 ) -> dict[str, dict[str, float]]:
-    """Win rate (with its 95% interval) and mean game total of ``policy`` against each evaluation agent.
+    """Win rate (with its 95% interval) and mean game total of `policy` against each evaluation agent.
 
-    The learner plays every seat in turn against ``players - 1`` copies of the agent (``games``
-    rounded up to whole rotations of the seats); ``progress`` reports the games of all of them.
-    Mixed tables are evaluated at each table size, keyed ``"name@Pp"``.
+    The learner plays every seat in turn against `players - 1` copies of the agent (`games`
+    rounded up to whole rotations of the seats); `progress` reports the games of all of them.
+    Mixed tables are evaluated at each table size, keyed `"name@Pp"`.
     """
     out = {}
     for players in config.player_counts:
@@ -229,7 +229,7 @@ def evaluate(
 
 
 def describe(figures: dict[str, dict[str, float]]) -> str:
-    """Evaluation figures as one line: ``counting 0.512 (0.481-0.543), ...``."""
+    """Evaluation figures as one line: `counting 0.512 (0.481-0.543), ...`."""
     return ", ".join(
         f"{name} {f['win_rate']:.3f} ({f['win_ci_low']:.3f}-{f['win_ci_high']:.3f})" for name, f in figures.items()
     )
@@ -238,7 +238,7 @@ def describe(figures: dict[str, dict[str, float]]) -> str:
 def run_evaluation(
     policy: MLPPolicy, config: TrainConfig, out: Path, timesteps: int, *, say: Callable[[str], None], progress: bool
 ) -> dict[str, dict[str, float]]:
-    """Evaluate against each evaluation agent: said, and appended to ``eval.jsonl``; returns the figures."""
+    """Evaluate against each evaluation agent: said, and appended to `eval.jsonl`; returns the figures."""
     c = config
     # Each opponent plays the learner in whole rotations of the seats (the learner and P - 1 copies).
     games = sum(games_played(c.eval_games, p) for p in c.player_counts) * len(c.eval_opponents)
@@ -251,7 +251,7 @@ def run_evaluation(
 
 
 def final_tournament(agent: MLPPolicy, config: TrainConfig, progress: bool) -> TournamentResult:
-    """The agent and the evaluation agents in a tournament of ``config.final_games`` games."""
+    """The agent and the evaluation agents in a tournament of `config.final_games` games."""
     rules = config.game_rules
     pool = [agent] + [specs.make(n, rules=rules, seed=config.seed + i) for i, n in enumerate(config.eval_opponents)]
     games = games_played(config.final_games, len(pool))
@@ -271,8 +271,8 @@ def finish(
     evaluate_now: Callable[[MLPPolicy, int], dict[str, dict[str, float]]],
     progress: bool,
 ) -> TrainOutcome:
-    """Export ``agent.npz``, evaluate it (``evaluate_now(agent, timesteps)``), play the final tournament
-    and write ``results.json``."""
+    """Export `agent.npz`, evaluate it (`evaluate_now(agent, timesteps)`), play the final tournament
+    and write `results.json`."""
     name = specs.trained_agent_name(out)
     agent = agent_policy(policy, config, timesteps, name=name)
     agent_path = out / specs.AGENT_FILE
@@ -289,7 +289,7 @@ def finish(
 
 
 def print_outcome(outcome: TrainOutcome, config: TrainConfig) -> None:
-    """The final report of ``skyjo train``, whichever backend trained: the tournament table, the
+    """The final report of `skyjo train`, whichever backend trained: the tournament table, the
     head-to-head figures and where the agent is."""
     from skyjo_env.evaluation.report import print_table
 

@@ -1,8 +1,8 @@
 """The opponent mixture of a training run: heuristics plus a pool of frozen learner snapshots.
 
-A snapshot is the learner's actor network copied into an :class:`~skyjo_env.agents.mlp_policy.MLPPolicy`
-(numpy, batched), so opponents cost no torch calls. The mixture's ``"self"`` weight is shared
-evenly by the snapshots in the pool; the pool keeps the ``pool_size`` most recent ones.
+A snapshot is the learner's actor network copied into an [`MLPPolicy`][]
+(numpy, batched), so opponents cost no torch calls. The mixture's `"self"` weight is shared
+evenly by the snapshots in the pool; the pool keeps the `pool_size` most recent ones.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from skyjo_env.train.config import SELF
 
 
 def actor_weights(policy: torch.nn.Module) -> list[tuple[np.ndarray, np.ndarray]]:
-    """The actor layers ``[(W, b), ...]`` (``W`` as ``(in, out)``) of an SB3 actor-critic policy."""
+    """The actor layers `[(W, b), ...]` (`W` as `(in, out)`) of an SB3 actor-critic policy."""
     sb3: Any = policy  # an ActorCriticPolicy: torch's Module types its submodules as Module | Tensor
     layers = [m for m in sb3.mlp_extractor.policy_net if isinstance(m, torch.nn.Linear)]
     layers.append(sb3.action_net)
@@ -33,7 +33,7 @@ def actor_weights(policy: torch.nn.Module) -> list[tuple[np.ndarray, np.ndarray]
 def snapshot(
     policy: torch.nn.Module, activation: str, name: str, metadata: dict, advice: str | None = None
 ) -> MLPPolicy:
-    """A frozen numpy copy of the learner's actor (``advice``: the heuristic its network reads)."""
+    """A frozen numpy copy of the learner's actor (`advice`: the heuristic its network reads)."""
     return MLPPolicy(actor_weights(policy), activation, name, metadata=metadata, advice=advice)
 
 
@@ -66,7 +66,7 @@ class OpponentPool:
         self.snapshots: list[MLPPolicy] = []
 
     def add(self, policy: MLPPolicy) -> None:
-        """Put a snapshot into the pool, dropping the oldest beyond ``pool_size``."""
+        """Put a snapshot into the pool, dropping the oldest beyond `pool_size`."""
         self.snapshots.append(policy)
         del self.snapshots[: -self.pool_size]
 

@@ -1,9 +1,9 @@
-"""Potential-based reward shaping for the ``"score"`` reward, computed from observations alone.
+"""Potential-based reward shaping for the `"score"` reward, computed from observations alone.
 
 The potential of a learner observation is its expected round-score lead: the opponents' mean
 expected score minus its own, where a grid's expected score counts face-up cards at their value
 and face-down cards at the mean of the cards the learner has not seen (the observation's public
-card counts). Adding ``gamma * phi(s') - phi(s)`` to each reward (with ``phi = 0`` after the last
+card counts). Adding `gamma * phi(s') - phi(s)` to each reward (with `phi = 0` after the last
 step of a game) leaves the optimal policy unchanged (Ng, Harada and Russell, 1999) but pays the
 learner as soon as a move changes its expected lead, instead of only when the round is scored.
 """
@@ -20,7 +20,7 @@ from skyjo_env.train.advised_env import action_masks_of, observations_of
 
 
 def expected_lead(observations: np.ndarray, players: int) -> np.ndarray:
-    """Opponents' mean expected round score minus the observer's own, per observation ``(N,)``."""
+    """Opponents' mean expected round score minus the observer's own, per observation `(N,)`."""
     L = layout(players)
     unseen = observations[:, L["unseen"]] * COUNTS  # card counts by value
     mean_unseen = (unseen @ VALUES.astype(np.float32)) / np.maximum(unseen.sum(axis=1), 1.0)
@@ -32,7 +32,7 @@ def expected_lead(observations: np.ndarray, players: int) -> np.ndarray:
 
 
 class ShapedReward(VecEnvWrapper):
-    """Adds ``scale * (gamma * lead(s') - lead(s))`` to the rewards of a Skyjo vector env."""
+    """Adds `scale * (gamma * lead(s') - lead(s))` to the rewards of a Skyjo vector env."""
 
     def __init__(self, venv: VecEnv, players: int, gamma: float, scale: float) -> None:
         super().__init__(venv)

@@ -1,16 +1,16 @@
 """MkDocs hook: the package as installed, for the site (the layout: .ci/installed_layout.py).
 
 Griffe, mkdocstrings' Python reader, finds modules by their place on disk, so in the source tree it
-finds no ``skyjo_env.agents`` (pyproject.toml's ``package-dir`` maps ``agents/`` there). Its support
+finds no `skyjo_env.agents` (pyproject.toml's `package-dir` maps `agents/` there). Its support
 for setuptools' editable installs does not help: it takes the parent folder of every value of the
-editable finder's ``MAPPING`` as a search path and drops the keys, so ``agents/`` turns up as a
-top-level package ``agents``. Before every build this hook mirrors the installed layout in
-:data:`TREE` with symbolic links into the checkout (:func:`installed_layout.mirror`); the
-handler's ``paths`` option points there (mkdocs.yml).
+editable finder's `MAPPING` as a search path and drops the keys, so `agents/` turns up as a
+top-level package `agents`. Before every build this hook mirrors the installed layout in
+`TREE` with symbolic links into the checkout (`installed_layout.mirror()`); the
+handler's `paths` option points there (mkdocs.yml).
 
 The same mapping turns links to source files in included Markdown (RULES.md links
-``skyjo_env/observation.py``, a path that works on the repository's web page) into links to that
-module's API reference: ``[text](agents/specs.py)`` becomes ``[text][skyjo_env.agents.specs]``, an
+`skyjo_env/observation.py`, a path that works on the repository's web page) into links to that
+module's API reference: `[text](agents/specs.py)` becomes `[text][skyjo_env.agents.specs]`, an
 autorefs cross-reference. A linked module that the site does not document fails the strict build.
 """
 
@@ -25,12 +25,12 @@ from markdown.preprocessors import Preprocessor
 from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.plugins import event_priority
 
-#: The mirrored tree, relative to the folder of mkdocs.yml (``build/`` is git-ignored).
+#: The mirrored tree, relative to the folder of mkdocs.yml (`build/` is git-ignored).
 TREE = Path("build", "docs-packages")
 
 
 def source_modules(root: Path, package_dir: dict[str, str]) -> dict[str, str]:
-    """Source file (relative to ``root``, ``/``-separated) -> module name, for every mapped ``.py`` file."""
+    """Source file (relative to `root`, `/`-separated) -> module name, for every mapped `.py` file."""
     modules = {}
     for name, folder in package_dir.items():
         for path in (root / folder).glob("*.py"):
@@ -67,7 +67,7 @@ class _SourceLinkPreprocessor(Preprocessor):
 
 @event_priority(100)  # before any page asks mkdocstrings to load the package
 def on_config(config: MkDocsConfig) -> MkDocsConfig:
-    """Mirror the installed layout under :data:`TREE`; add the :class:`SourceLinks` Markdown extension."""
+    """Mirror the installed layout under `TREE`; add the `SourceLinks` Markdown extension."""
     root = Path(config.config_file_path).parent
     layout = _installed_layout(root)
     layout.mirror(root, root / TREE)
