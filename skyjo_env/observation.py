@@ -204,7 +204,7 @@ class _Tables(NamedTuple):
 
 @cache
 def _tables(num_players: int, end_score: int) -> _Tables:
-    """The :class:`_Tables` of a table of `num_players` playing to `end_score`."""
+    """The `_Tables` of a table of `num_players` playing to `end_score`."""
     P = num_players
     L = dict(_layout(P))
     hand, ending = slice(L["held"].start, L["phase"].stop), slice(L["to_act"].start, L["ender"].stop)
