@@ -252,12 +252,12 @@ def _tables(num_players: int, end_score: int) -> _Tables:
 
 
 def _hand_key(phase: Any, to_act: Any, held: Any) -> Any:
-    """Row of :attr:`_Tables.hand_rows` for (arrays of) a phase, whether the observer acts, the card in hand."""
+    """Row of `_Tables.hand_rows` for (arrays of) a phase, whether the observer acts, the card in hand."""
     return (phase * 2 + to_act) * NUM_VALUES + held - MIN_VALUE
 
 
 def _ending_key(ender: Any, current: Any, observer: Any, num_players: int) -> Any:
-    """Row of :attr:`_Tables.ending_rows` (an ender of -1, none, counts from the end)."""
+    """Row of `_Tables.ending_rows` (an ender of -1, none, counts from the end)."""
     return (ender * num_players + current) * num_players + observer
 
 
