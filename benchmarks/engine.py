@@ -5,13 +5,12 @@ Prints engine steps/s (one step = one action in one game) and complete games/s f
 ``--peer`` it also measures the engine of ``rlskyjo`` (the PyPI package; install it with
 ``pip install --no-deps rlskyjo numba``) in the same run and prints the ratio. With ``--compare
 REV`` it instead times this tree's engine against the one at git revision ``REV`` (an A/B for
-engine changes): one worker process per tree, asked in turn, each measurement paired with the
-other tree's next to it on the same CPU, and prints per size the median steps per CPU second
-(less disturbed by other processes than wall time) and the new/base ratio (median, and its
-range over the pairs).
+engine changes): a pair of worker processes, one per tree, asked in turn on one CPU, a fresh
+pair each repeat; it prints per size the median steps per CPU second (less disturbed by other
+processes than wall time) and the new/base ratio of the pairs (median, middle half and range).
 
     python benchmarks/engine.py [--seconds 2] [--peer]
-    python benchmarks/engine.py --compare REV [--seconds 0.5] [--repeats 7]
+    python benchmarks/engine.py --compare REV [--seconds 0.3] [--repeats 12]
 """
 
 from __future__ import annotations
@@ -119,30 +118,34 @@ def serve() -> None:
 def compare(rev: str, seconds: float, repeats: int) -> None:
     """A/B of this tree's engine (new) against the one at git revision ``rev`` (base), in one run."""
     archive = subprocess.run(["git", "archive", rev], cwd=ROOT, capture_output=True, check=True).stdout
+    sizes = [(players, batch) for players in PLAYERS for batch in BATCHES]
+    runs: dict[tuple[int, int], dict[str, list[float]]] = {size: {"base": [], "new": []} for size in sizes}
+    cpus = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
     with tempfile.TemporaryDirectory() as base:
         subprocess.run(["tar", "-x", "-C", base], input=archive, check=True)
-        workers = {name: start_worker(tree) for name, tree in (("base", Path(base)), ("new", ROOT))}
-        for name, worker in workers.items():
-            print(f"{name}: skyjo_env from {ask(worker, '')}")
-        sizes = [(players, batch) for players in PLAYERS for batch in BATCHES]
-        runs: dict[tuple[int, int], dict[str, list[float]]] = {size: {"base": [], "new": []} for size in sizes}
-        cpus = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
         for repeat in range(repeats):
-            if cpus:  # both on one CPU, the next one every two repeats: a busier CPU slows the pair alike
-                for worker in workers.values():
+            # Fresh workers each repeat (a process's memory layout favours or hinders it for its
+            # lifetime), both on one CPU, the next one every two repeats (a busier CPU slows both).
+            workers = {name: start_worker(tree) for name, tree in (("base", Path(base)), ("new", ROOT))}
+            for name, worker in workers.items():
+                tree = ask(worker, "")
+                if repeat == 0:
+                    print(f"{name}: skyjo_env from {tree}")
+                if cpus:
                     os.sched_setaffinity(worker.pid, {cpus[repeat // 2 % len(cpus)]})
             for players, batch in sizes:
                 for name in ("base", "new") if repeat % 2 == 0 else ("new", "base"):  # each goes first in turn
                     runs[players, batch][name].append(float(ask(workers[name], f"{players} {batch} {seconds}")))
-        for worker in workers.values():
-            worker.communicate("")
+            for worker in workers.values():
+                worker.communicate("")
     print(f"\nrevision {rev} (base) against the working tree (new), {repeats} pairs of {seconds} CPU s runs per size")
-    print(f"{'players':>7} {'batch':>6} {'base steps/s':>14} {'new steps/s':>14} {'new/base':>9} {'range':>12}")
+    print(f"{'players':>7} {'batch':>6} {'base steps/s':>14} {'new steps/s':>14} {'new/base':>9}  middle half, all")
     for (players, batch), run in runs.items():
         ratios = [n / b for n, b in zip(run["new"], run["base"])]
+        low, median, high = statistics.quantiles(ratios, n=4)
         print(
             f"{players:>7} {batch:>6} {statistics.median(run['base']):>14,.0f} {statistics.median(run['new']):>14,.0f}"
-            f" {statistics.median(ratios):>9.3f} {min(ratios):>6.3f}..{max(ratios):.3f}"
+            f" {median:>9.3f}  {low:.3f}..{high:.3f}, {min(ratios):.3f}..{max(ratios):.3f}"
         )
 
 
@@ -165,16 +168,20 @@ def ask(worker: subprocess.Popen, request: str) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seconds", type=float, default=None, help="wall time per measurement (2; 0.5 with --compare)")
+    parser.add_argument(
+        "--seconds", type=float, default=None, help="time per measurement (2; 0.3 CPU s with --compare)"
+    )
     parser.add_argument("--peer", action="store_true", help="also measure rlskyjo's engine")
     parser.add_argument("--compare", metavar="REV", help="A/B against the engine at git revision REV")
-    parser.add_argument("--repeats", type=int, default=7, help="pairs of measurements per size with --compare")
+    parser.add_argument("--repeats", type=int, default=12, help="pairs of measurements per size with --compare")
     parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve:
         return serve()
     if args.compare:
-        return compare(args.compare, args.seconds or 0.5, args.repeats)
+        if args.repeats < 2:
+            parser.error("--repeats must be at least 2")
+        return compare(args.compare, args.seconds or 0.3, args.repeats)
     args.seconds = args.seconds or 2.0
 
     print(f"{'players':>7} {'batch':>6} {'steps/s':>14} {'games/s':>11}")
