@@ -68,10 +68,23 @@ def timed_run(
 
 
 def memory_per_game(players: int, batch: int = 1024) -> float:
-    """Bytes of engine state per game (every numpy array the engine holds, divided by B)."""
-    engine = SkyjoEngine(Rules(num_players=players), batch)
-    total = sum(v.nbytes for v in vars(engine).values() if isinstance(v, np.ndarray) and v.base is None)
-    return total / batch
+    """Bytes per game of the numpy arrays the engine holds, its helper objects' included (not views)."""
+    engine, _ = warmed_up(players, batch)
+    owned: dict[int, int] = {}
+
+    def collect(value: object, depth: int) -> None:
+        if isinstance(value, np.ndarray):
+            if value.base is None:
+                owned[id(value)] = value.nbytes
+        elif depth and isinstance(value, dict):
+            for item in value.values():
+                collect(item, depth - 1)
+        elif depth and hasattr(value, "__dict__"):
+            for item in vars(value).values():
+                collect(item, depth - 1)
+
+    collect(engine, 4)
+    return sum(owned.values()) / batch
 
 
 def measure_peer(seconds: float) -> float | None:
