@@ -76,20 +76,18 @@ class Batch:
 
     Args:
         arrays: the state arrays by name, each C-contiguous with one row per game.
-
-    Attributes:
-        arrays: the state arrays, by name.
-        all: the indices ``0..B-1`` (read-only); this very array stands for every game.
-        flat: each state array flattened, a view: ``flat[name][flat_index(name, games, k)]`` is
-            element ``k`` of each game's row of ``name``.
     """
 
     def __init__(self, arrays: dict[str, np.ndarray]) -> None:
-        self.arrays = arrays
         size = len(next(iter(arrays.values())))
+        self.arrays = arrays
+        """The state arrays, by name."""
         self.all = np.arange(size)
-        self.all.setflags(write=False)
+        """The indices ``0..B-1`` (read-only); this very array stands for every game."""
         self.flat = {name: array.reshape(-1) for name, array in arrays.items()}
+        """Each state array flattened, a view: ``flat[name][flat_index(name, games, k)]`` is element
+        ``k`` of each game's row of ``name``."""
+        self.all.setflags(write=False)
         self._items = {name: row_items(array.reshape(size, -1)) for name, array in arrays.items()}
         self._stride = {name: _zero_d(array[0].size) for name, array in arrays.items()}  # elements per game
         # Made when first asked for, by name: flat_index of every game by element, and a row of
