@@ -3,30 +3,13 @@
 This module is the single source of truth for the rules. It imports numpy only; the PettingZoo,
 Gymnasium and vector environments are views over it. A single game is a batch of one.
 
-State (`B` games, `P` players, slots numbered `row * 4 + column`):
-
-attribute      | shape, dtype  | meaning
--------------- | ------------- | -------
-`values`       | (B, P, 12) i8 | card in every grid slot (hidden or not; never observed raw)
-`face_up`      | (B, P) u32    | bit k set: slot k is face up (removed slots stay set)
-`removed`      | (B, P) u32    | bit k set: slot k's column was removed (R13)
-`draw_pile`    | (B, 150) i8   | draw pile, bottom first; top is `draw_pile[b, draw_size-1]`
-`draw_size`    | (B,) i16      | cards in the draw pile
-`discard_pile` | (B, 150) i8   | discard pile, bottom first
-`discard_size` | (B,) i16      | cards in the discard pile (at least 1 during play)
-`held`         | (B,) i8       | card in hand in phases DRAWN and TAKEN
-`phase`        | (B,) i8       | SETUP, CHOOSE, DRAWN, TAKEN or OVER
-`current`      | (B,) i8       | seat to act
-`ender`        | (B,) i8       | seat that ended the round (R15), -1 if none yet
-`final_turns`  | (B,) i8       | final turns still owed after the round was ended
-`starter`      | (B,) i8       | seat that starts (or started) this round's play (R6, R7)
-`round_index`  | (B,) i16      | rounds completed in this game
-`round_scores` | (B, P) i16    | scores of the last completed round (after R17)
-`totals`       | (B, P) i16    | game totals (R18)
-`unseen`       | (B, 15) i16   | public count of each value in the draw pile or face down
-`steps`        | (B,) i32      | actions taken in this game
-`keys`         | (B, 2) u32    | the game's random-stream key ([`skyjo_env.random_streams`][])
-`shuffles`     | (B,) u32      | shuffles the game has made (the stream's counter)
+State: the arrays that [`SkyjoEngine`][] declares in its class body, each
+`Annotated[np.ndarray, StateField(dtype, *shape)]` with a row per game (`B` games, `P`
+players, slots numbered `row * 4 + column`). That one list ([`FIELDS`][]) makes them and is
+what [`export_game()`][SkyjoEngine.export_game], [`import_game()`][SkyjoEngine.import_game] and
+[`load()`][SkyjoEngine.load] move. The rules reach their rows through a
+[`Batch`][skyjo_env.batch.Batch], which keeps the speed devices (whole-batch slices, flat views,
+rows moved as one item).
 
 Setup flips (R5) are made in seat order 0..P-1 at the start of every round; then the starter
 (R6 in the first round, R7 later) takes the first turn.
@@ -37,16 +20,16 @@ plays exactly as the original (its random streams are copied too), and neither a
 
 from __future__ import annotations
 
-import dataclasses
 import sys
 from dataclasses import dataclass, fields
-from typing import Any
+from typing import Annotated, Any
 
 import numpy as np
 
 from skyjo_env import random_streams, snapshot
 from skyjo_env.actions import DRAW, FLIP, NUM_ACTIONS, REPLACE, TAKE, action_name, names
-from skyjo_env.arrays import all_set, any_set, over_seats, row_item, row_items
+from skyjo_env.arrays import all_set, any_set, over_seats, row_items
+from skyjo_env.batch import PLAYERS, Batch, StateField, state_fields
 from skyjo_env.cards import (
     ALL_SLOTS,
     COLS,
@@ -86,7 +69,6 @@ _ACTION_SLOT = np.concatenate([[0, 0], np.arange(SLOTS), np.arange(SLOTS)])
 _ACTION_BIT = np.where(np.arange(NUM_ACTIONS) >= REPLACE, 1 << _ACTION_SLOT, 0).astype(np.uint32)
 _ACTION_COLUMN_BITS = (COLUMN_MASK << (_ACTION_SLOT % COLS)).astype(np.uint32)
 _ACTION_COLUMN = _ACTION_SLOT % COLS
-_EVERY = slice(None)
 # 0-d operands: numpy casts a Python int operand on every call, which costs a batch of one dearly
 # (and sends ufunc.at down a slow path).
 _ONE16, _ONE32 = np.ones((), dtype=np.int16), np.ones((), dtype=np.int32)
@@ -98,18 +80,7 @@ _KEPT_BYTES = np.where(SLOT_FLAGS, 0, 0xFF).astype(np.uint8).view(np.dtype((np.v
 _LOW_SLOT = np.array([(m & -m).bit_length() - 1 for m in range(ALL_SLOTS + 1)], dtype=np.intp)
 _HIGH_SLOT = np.array([m.bit_length() - 1 for m in range(ALL_SLOTS + 1)], dtype=np.intp)
 # Row c (one item of 15 int16): the unseen counts of a full deck (R1) less one card of value c + MIN_VALUE.
-_UNSEEN_AFTER_DEAL = (COUNTS - np.eye(NUM_VALUES, dtype=np.int16)).view(np.dtype((np.void, 2 * NUM_VALUES)))[:, 0]
-#: The state arrays [`SkyjoEngine.load()`][SkyjoEngine.load] takes, by attribute name (every one but the
-#: derived `unseen`).
-STATE = (
-    "values", "face_up", "removed", "draw_pile", "draw_size", "discard_pile", "discard_size", "held", "phase",
-    "current", "ender", "final_turns", "starter", "round_index", "round_scores", "totals", "steps", "keys", "shuffles",
-)  # fmt: skip
-# The state arrays with a row per game that are read or written row-wise (see ``_items``).
-_ROW_STATE = ("values", "face_up", "removed", "totals", "round_scores", "unseen", "keys")
-# The attributes that are views of the state arrays (bound by ``SkyjoEngine._bind_views``).
-_VIEWS = ("_values_flat", "_up_flat", "_removed_flat", "_draw_flat", "_discard_flat", "_unseen_flat", "_items",
-          "_dealt_draw_pile")  # fmt: skip
+_UNSEEN_AFTER_DEAL = row_items(COUNTS - np.eye(NUM_VALUES, dtype=np.int16))
 
 
 @dataclass
@@ -138,6 +109,48 @@ class SkyjoEngine:
             in phase OVER, where no action is legal, until [`reset_games()`][reset_games].
     """
 
+    # The state: an array per field, `(B, *shape)` with a row per game (PLAYERS: one per seat).
+    values: Annotated[np.ndarray, StateField(np.int8, PLAYERS, SLOTS)]
+    """Card in every grid slot (hidden or not; never observed raw)."""
+    face_up: Annotated[np.ndarray, StateField(np.uint32, PLAYERS)]
+    """Bit k set: slot k is face up (removed slots stay set)."""
+    removed: Annotated[np.ndarray, StateField(np.uint32, PLAYERS)]
+    """Bit k set: slot k's column was removed (R13)."""
+    draw_pile: Annotated[np.ndarray, StateField(np.int8, DECK_SIZE)]
+    """Draw pile, bottom first; its top is `draw_pile[b, draw_size[b] - 1]`."""
+    draw_size: Annotated[np.ndarray, StateField(np.int16)]
+    """Cards in the draw pile."""
+    discard_pile: Annotated[np.ndarray, StateField(np.int8, DECK_SIZE)]
+    """Discard pile, bottom first."""
+    discard_size: Annotated[np.ndarray, StateField(np.int16)]
+    """Cards in the discard pile (at least 1 during play)."""
+    held: Annotated[np.ndarray, StateField(np.int8)]
+    """Card in hand in phases DRAWN and TAKEN."""
+    phase: Annotated[np.ndarray, StateField(np.int8)]
+    """SETUP, CHOOSE, DRAWN, TAKEN or OVER."""
+    current: Annotated[np.ndarray, StateField(np.int8)]
+    """Seat to act."""
+    ender: Annotated[np.ndarray, StateField(np.int8)]
+    """Seat that ended the round (R15), -1 if none yet."""
+    final_turns: Annotated[np.ndarray, StateField(np.int8)]
+    """Final turns still owed after the round was ended."""
+    starter: Annotated[np.ndarray, StateField(np.int8)]
+    """Seat that starts (or started) this round's play (R6, R7)."""
+    round_index: Annotated[np.ndarray, StateField(np.int16)]
+    """Rounds completed in this game."""
+    round_scores: Annotated[np.ndarray, StateField(np.int16, PLAYERS)]
+    """Scores of the last completed round (after R17)."""
+    totals: Annotated[np.ndarray, StateField(np.int16, PLAYERS)]
+    """Game totals (R18)."""
+    unseen: Annotated[np.ndarray, StateField(np.int16, NUM_VALUES, derived=True)]
+    """Public count of each value in the draw pile or face down (derived from the others)."""
+    steps: Annotated[np.ndarray, StateField(np.int32)]
+    """Actions taken in this game."""
+    keys: Annotated[np.ndarray, StateField(np.uint32, 2)]
+    """The game's random-stream key ([`skyjo_env.random_streams`][skyjo_env.random_streams])."""
+    shuffles: Annotated[np.ndarray, StateField(np.uint32)]
+    """Shuffles the game has made (the stream's counter)."""
+
     def __init__(
         self,
         rules: Rules | None = None,
@@ -154,76 +167,15 @@ class SkyjoEngine:
         self.batch_size = B = int(batch_size)
         self.num_players = P = self.rules.num_players
         self.auto_reset = bool(auto_reset)
-        self._all = np.arange(B)
-        self.values = np.zeros((B, P, SLOTS), dtype=np.int8)
-        self.face_up = np.zeros((B, P), dtype=np.uint32)
-        self.removed = np.zeros((B, P), dtype=np.uint32)
-        self.draw_pile = np.zeros((B, DECK_SIZE), dtype=np.int8)
-        self.draw_size = np.zeros(B, dtype=np.int16)
-        self.discard_pile = np.zeros((B, DECK_SIZE), dtype=np.int8)
-        self.discard_size = np.zeros(B, dtype=np.int16)
-        self.held = np.zeros(B, dtype=np.int8)
-        self.phase = np.full(B, OVER, dtype=np.int8)
-        self.current = np.zeros(B, dtype=np.int8)
-        self.ender = np.full(B, -1, dtype=np.int8)
-        self.final_turns = np.zeros(B, dtype=np.int8)
-        self.starter = np.zeros(B, dtype=np.int8)
-        self.round_index = np.zeros(B, dtype=np.int16)
-        self.round_scores = np.zeros((B, P), dtype=np.int16)
-        self.totals = np.zeros((B, P), dtype=np.int16)
-        self.unseen = np.zeros((B, NUM_VALUES), dtype=np.int16)
-        self.steps = np.zeros(B, dtype=np.int32)
-        self.keys = np.zeros((B, 2), dtype=np.uint32)
-        self.shuffles = np.zeros(B, dtype=np.uint32)
+        for field in FIELDS:
+            setattr(self, field.name, field.new(B, P))
+        self._batch = Batch({field.name: getattr(self, field.name) for field in FIELDS})
         self._scripted: dict[int, dict[int, np.ndarray]] = {}  # game -> round index -> deck order
-        self._unseen_all = self._all * NUM_VALUES - MIN_VALUE  # every game's b * 15 - MIN_VALUE
-        self._no_flags = row_item(np.zeros(P, dtype=np.uint32))
-        self._all_flags = row_item(np.full(P, ALL_SLOTS, dtype=np.uint32))
-        self._no_scores = row_item(np.zeros(P, dtype=np.int16))
-        self._cell_all = self._all * P  # index of seat 0 of every game in (B * P) arrays
+        self._quiet = _QuietResults(B, P)
         self._next_seat = np.roll(np.arange(P, dtype=np.int8), -1)  # seat p -> seat p + 1 (mod P)
-        self._result: StepResult | None = None  # the step's result, once a round has ended in it
-        self._quiet: StepResult | None = None  # cached read-only result of steps where none ended
-        self._zeros = self._new_result()  # its zeros, shared by every such result (read-only)
         self._seat_distance = (np.arange(P) - np.arange(P)[:, None]) % P  # [s, p]: seats from s on to p
         self._rng = np.random.default_rng(seed)
-        self._bind_views()
-        self.reset_games(self._all)
-
-    def _bind_views(self) -> None:
-        """(Re)bind the views that share memory with the state arrays, and mark the shared constants
-        read-only: the one place that knows them, called on construction and on unpickling.
-
-        `copy.deepcopy` and pickle copy every array on its own, so a copied view would no longer
-        alias its state array; `__getstate__` leaves them out and `__setstate__` calls
-        this, so a copy is an independent twin of the original.
-        """
-        B = self.batch_size
-        # Flat views: cell (b, p, k) of ``values`` is ``_values_flat[(b * P + p) * 12 + k]``.
-        self._values_flat = self.values.reshape(-1)
-        self._up_flat = self.face_up.reshape(-1)
-        self._removed_flat = self.removed.reshape(-1)
-        # Card i of game b's draw (discard) pile is ``_draw_flat[b * 150 + i]`` (``_discard_flat``).
-        self._draw_flat = self.draw_pile.reshape(-1)
-        self._discard_flat = self.discard_pile.reshape(-1)
-        self._unseen_flat = self.unseen.reshape(-1)  # value v of game b: b * 15 + v - MIN_VALUE
-        # Per-game rows as one item each (no copy): a fancy index then moves one item per game,
-        # not one per card, which is several times cheaper for the few games ending a round.
-        self._items = {name: row_items(getattr(self, name).reshape(B, -1)) for name in _ROW_STATE}
-        dealt = DECK_SIZE - self.num_players * SLOTS - 1
-        self._dealt_draw_pile = row_items(self.draw_pile[:, :dealt])  # as _deal fills it
-        self._all.setflags(write=False)
-        _read_only(self._zeros)
-        if self._quiet is not None:
-            self._quiet.totals.setflags(write=False)
-
-    def __getstate__(self) -> dict[str, Any]:
-        """The state without the views of `_bind_views` (pickle and `copy.deepcopy`)."""
-        return {k: v for k, v in self.__dict__.items() if k not in _VIEWS}
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state)
-        self._bind_views()
+        self.reset_games(self._batch.all)
 
     # ------------------------------------------------------------------ starting games
     def reset(self, seed: int | None = None) -> None:
@@ -231,7 +183,7 @@ class SkyjoEngine:
         if seed is not None:
             self._rng = np.random.default_rng(seed)
         self._scripted.clear()
-        self.reset_games(self._all)
+        self.reset_games(self._batch.all)
 
     def reset_games(self, games: np.ndarray) -> None:
         """Start new games in the given slots (indices or a boolean mask over the batch)."""
@@ -266,12 +218,10 @@ class SkyjoEngine:
 
     def _new_game_state(self, games: np.ndarray) -> None:
         """Fresh key, scores and counters for new games (dealt separately)."""
-        self._quiet = None
-        key_items = self._items["keys"]
-        key_items[games] = self._rng.bit_generator.random_raw(games.size).view(key_items.dtype)
+        self._batch.put("keys", games, self._rng.bit_generator.random_raw(games.size))  # a key is 64 bits
         self.shuffles[games] = 0
-        self._items["totals"][games] = self._no_scores
-        self._items["round_scores"][games] = self._no_scores
+        self._batch.fill("totals", games, 0)
+        self._batch.fill("round_scores", games, 0)
         self.round_index[games] = 0
         self.starter[games] = 0
         self.steps[games] = 0
@@ -292,38 +242,38 @@ class SkyjoEngine:
         self.values[games] = cards[:, :rest:-1].reshape(n, self.num_players, SLOTS)
         self.discard_pile[games, 0] = cards[:, rest]
         self.discard_size[games] = 1
-        pile = self._dealt_draw_pile
-        pile[games] = cards[:, :rest].view(pile.dtype).reshape(n)
+        self.draw_pile[games, :rest] = cards[:, :rest]
         self.draw_size[games] = rest
-        self._items["face_up"][games] = self._no_flags
-        self._items["removed"][games] = self._no_flags
+        self._batch.fill("face_up", games, 0)
+        self._batch.fill("removed", games, 0)
         self.held[games] = 0
         self.phase[games] = SETUP
         self.current[games] = 0
         self.ender[games] = -1
         self.final_turns[games] = 0
         # Everything is unseen but the first discard (one row of counts per game, not a sum).
-        self._items["unseen"][games] = _UNSEEN_AFTER_DEAL.take(cards[:, rest] - np.int8(MIN_VALUE))
+        self._batch.put("unseen", games, _UNSEEN_AFTER_DEAL.take(cards[:, rest] - np.int8(MIN_VALUE)))
 
     def _next_seeds(self, games: np.ndarray) -> np.ndarray:
-        seeds = random_streams.shuffle_seeds(self._take_rows("keys", games), self.shuffles[games])
+        seeds = random_streams.shuffle_seeds(self._batch.take("keys", games), self.shuffles[games])
         self.shuffles[games] += 1
         return seeds
 
     # ------------------------------------------------------------------ legal actions
     def legal_bits(self, games: np.ndarray | None = None) -> np.ndarray:
         """Legal actions as uint32 bit sets (bit a set = action a legal), for `games` (default all)."""
+        batch = self._batch
         if games is None:
-            cell = self._cell_all + self.current
+            cell = batch.flat_index("face_up", batch.all) + self.current  # the seat to act's row of (B * P)
             stock = self.draw_size + self.discard_size
             ph = self.phase
         else:
             g = self.game_indices(games)
-            cell = g * self.num_players + self.current[g]
+            cell = batch.flat_index("face_up", g) + self.current[g]
             stock = self.draw_size[g] + self.discard_size[g]
             ph = self.phase[g]
-        legal = _FLIPS.take(self._up_flat[cell])
-        legal |= _REPLACES.take(self._removed_flat[cell])
+        legal = _FLIPS.take(batch.flat["face_up"][cell])
+        legal |= _REPLACES.take(batch.flat["removed"][cell])
         legal |= _DRAW_TAKE.take(stock)
         legal &= _OPEN.take(ph)
         return legal
@@ -348,7 +298,7 @@ class SkyjoEngine:
             report nothing this step are shared read-only zeros.
         """
         a = np.asarray(actions)
-        g = self._all if games is None else self.game_indices(games)
+        g = self._batch.all if games is None else self.game_indices(games)
         if a.shape != g.shape:
             raise ValueError(f"actions must have shape {g.shape} (one per stepped game), got {a.shape}")
         if a.dtype.kind not in "iu":
@@ -364,25 +314,21 @@ class SkyjoEngine:
             self.steps += _ONE32
         else:
             self.steps[g] += _ONE32
-        self._result = None
         on_slot = a >= REPLACE
+        result = None
         if all_set(on_slot):
-            self._slot_actions(g, a)
+            result = self._slot_actions(g, a)
         else:
-            draw = self._select(g, a == DRAW)
+            draw = self._batch.select(g, a == DRAW)
             if draw.size:
                 self._draw(draw)
-            take = self._select(g, a == TAKE)
+            take = self._batch.select(g, a == TAKE)
             if take.size:
-                n = self.discard_size[take] - _ONE16
-                self.held[take] = self._discard_flat[take * DECK_SIZE + n]
-                self.discard_size[take] = n
-                self.phase[take] = TAKEN
+                self._take(take)
             if any_set(on_slot):
-                self._slot_actions(g[on_slot], a[on_slot])
-        result = self._result
+                result = self._slot_actions(g[on_slot], a[on_slot])
         if result is None:
-            return self._quiet_result(None if games is None else g)
+            return self._quiet.of(self.totals, None if games is None else g)
         if games is not None:
             result = StepResult(*(getattr(result, f.name)[g] for f in fields(StepResult)))
         return result
@@ -404,14 +350,21 @@ class SkyjoEngine:
         )
 
     def _draw(self, games: np.ndarray) -> None:
-        rows = self._rows(games)
-        empty = self.draw_size[rows] == 0
+        """R8: draw the top card of the draw pile (R12: reshuffled first if it is empty)."""
+        empty = self.draw_size[games] == 0
         if any_set(empty):
             self._reshuffle(games[empty])
-        n = self.draw_size[rows] - _ONE16
-        self.held[rows] = self._draw_flat[games * DECK_SIZE + n]
-        self.draw_size[rows] = n
-        self.phase[rows] = DRAWN
+        n = self.draw_size[games] - _ONE16
+        self.held[games] = self._batch.flat["draw_pile"][self._batch.flat_index("draw_pile", games) + n]
+        self.draw_size[games] = n
+        self.phase[games] = DRAWN
+
+    def _take(self, games: np.ndarray) -> None:
+        """R8: take the top card of the discard pile (R9: to swap it into the grid)."""
+        n = self.discard_size[games] - _ONE16
+        self.held[games] = self._batch.flat["discard_pile"][self._batch.flat_index("discard_pile", games) + n]
+        self.discard_size[games] = n
+        self.phase[games] = TAKEN
 
     def _reshuffle(self, games: np.ndarray) -> None:
         """R12: all discards but the top become the new draw pile, shuffled."""
@@ -426,20 +379,22 @@ class SkyjoEngine:
         moved = cards[np.arange(DECK_SIZE)[None, :] < m[:, None]]
         np.add.at(self.unseen, (np.repeat(games, m), moved.astype(np.intp) - MIN_VALUE), _ONE16)
 
-    def _slot_actions(self, g: np.ndarray, a: np.ndarray) -> None:
-        """Replace or flip a slot (actions 2..25) in games `g`, then end the turn or the setup flip."""
-        rows = self._rows(g)
-        cell = self._cells(g) + self.current[rows]
-        at = cell * SLOTS + _ACTION_SLOT.take(a)  # the named slot in ``_values_flat``
-        old = self._values_flat[at]
-        up = self._up_flat[cell]
+    def _slot_actions(self, g: np.ndarray, a: np.ndarray) -> StepResult | None:
+        """Replace or flip a slot (actions 2..25) in games `g`, then end the turn or the setup flip;
+        the step's result if a round ended."""
+        flat = self._batch.flat
+        rows = self._batch.rows(g)
+        cell = self._batch.flat_index("face_up", g) + self.current[rows]  # the seat to act's row of (B * P)
+        at = cell * SLOTS + _ACTION_SLOT.take(a)  # the named slot in the flat values
+        old = flat["values"][at]
+        up = flat["face_up"][cell]
         bit = _ACTION_BIT.take(a)
-        turned = bit & ~up  # the slot's bit where it was face down
+        face_down = (up & bit) == 0  # the named slot's card was face down
         up |= bit
-        self._up_flat[cell] = up
+        flat["face_up"][cell] = up
         phase = self.phase[rows]
         # Public card counting: a face-down card turned up, and a drawn card put down, are seen.
-        self._see(g, old, turned != 0)
+        self._see(g, old, face_down)
         drawn = phase == DRAWN
         if any_set(drawn):
             self._see(g, self.held[rows], drawn)
@@ -448,46 +403,24 @@ class SkyjoEngine:
             setup = ~in_turn
             self._setup_progress(g[setup], up[setup])
             if not any_set(in_turn):
-                return
+                return None
             keep = in_turn.nonzero()[0]  # found once, then taken from each array
             g, a, cell, at, old, up = (x.take(keep) for x in (g, a, cell, at, old, up))
             rows = g
         held = self.held[rows]
         replace = a < FLIP
-        self._values_flat[at] = np.where(replace, held, old)
+        flat["values"][at] = np.where(replace, held, old)
         # The card that goes onto the discard pile: the replaced one, or the drawn one (R9, R10).
         self._push_discard(g, np.where(replace, old, held))
         if self.rules.column_rule:
             self._remove_columns(g, cell, a, up)
-        self._end_turn(g, up)
-
-    def _take_rows(self, name: str, g: np.ndarray) -> np.ndarray:
-        """`getattr(self, name)[g]`, gathered as one item per game."""
-        like = getattr(self, name)
-        return self._items[name][g].view(like.dtype).reshape((g.size,) + like.shape[1:])
-
-    def _put_rows(self, name: str, g: np.ndarray, rows: np.ndarray) -> None:
-        """`getattr(self, name)[g] = rows` for `rows` with contiguous rows, scattered as one item per game."""
-        items = self._items[name]
-        items[g] = rows.reshape(g.size, -1).view(items.dtype).reshape(g.size)
-
-    def _select(self, g: np.ndarray, flags: np.ndarray) -> np.ndarray:
-        """`g[flags]`, by the flags' indices: numpy's boolean indexing is slow when many are set."""
-        found = flags.nonzero()[0]  # (flags are 1-D; the method is cheaper than np.flatnonzero)
-        return found if g is self._all else g.take(found)
-
-    def _rows(self, g: np.ndarray) -> np.ndarray | slice:
-        """Index of games `g` into per-game arrays: a plain slice (no gather) for the whole batch."""
-        return _EVERY if g is self._all else g
-
-    def _cells(self, g: np.ndarray) -> np.ndarray:
-        """Index of seat 0 of games `g` into the flat `(B * P)` arrays."""
-        return self._cell_all if g is self._all else g * self.num_players
+        return self._end_turn(g, up)
 
     def _push_discard(self, games: np.ndarray, cards: np.ndarray) -> None:
-        rows = self._rows(games)
+        """Put `cards` (one per game) on top of the discard piles of `games`."""
+        rows = self._batch.rows(games)
         n = self.discard_size[rows]
-        self._discard_flat[games * DECK_SIZE + n] = cards
+        self._batch.flat["discard_pile"][self._batch.flat_index("discard_pile", games) + n] = cards
         self.discard_size[rows] = n + _ONE16
 
     def _see(self, games: np.ndarray, cards: np.ndarray, seen: np.ndarray | None = None) -> None:
@@ -497,8 +430,8 @@ class SkyjoEngine:
         gathering the flagged games first.
         """
         # Each game appears once, so no index repeats and a plain fancy-index update is exact.
-        value_zero = self._unseen_all if games is self._all else games * NUM_VALUES - MIN_VALUE
-        self._unseen_flat[value_zero + cards] -= _ONE16 if seen is None else seen
+        at = self._batch.flat_index("unseen", games, -MIN_VALUE) + cards  # the count of the card's value
+        self._batch.flat["unseen"][at] -= _ONE16 if seen is None else seen
 
     def _remove_columns(self, g: np.ndarray, cell: np.ndarray, a: np.ndarray, up: np.ndarray) -> None:
         """R13: a column of three equal face-up cards leaves; its cards go onto the discard pile."""
@@ -506,26 +439,29 @@ class SkyjoEngine:
         same = (up & colbits) == colbits
         if not any_set(same):
             return
-        base = cell * SLOTS + _ACTION_COLUMN.take(a)  # the column's top slot in ``_values_flat``
-        card = self._values_flat[base]
-        same &= card == self._values_flat[base + COLS]
-        same &= card == self._values_flat[base + 2 * COLS]
+        values = self._batch.flat["values"]
+        base = cell * SLOTS + _ACTION_COLUMN.take(a)  # the column's top slot in the flat values
+        card = values[base]
+        same &= card == values[base + COLS]
+        same &= card == values[base + 2 * COLS]
         if not any_set(same):
             return
         # (A legal action never names a removed slot, so the column is not removed yet.)
         g, cell, colbits, card = g[same], cell[same], colbits[same], card[same]
-        self._removed_flat[cell] |= colbits
+        self._batch.flat["removed"][cell] |= colbits
         for _ in range(3):
             self._push_discard(g, card)
 
-    def _end_turn(self, g: np.ndarray, up: np.ndarray) -> None:
-        """R11, R15: end the turn of the current players of games `g` (`up`: their face-up bits)."""
+    def _end_turn(self, g: np.ndarray, up: np.ndarray) -> StepResult | None:
+        """R11, R15: end the turn of the current players of games `g` (`up`: their face-up bits);
+        the step's result if a round ended."""
         P = self.num_players
-        rows = self._rows(g)
+        rows = self._batch.rows(g)
         current = self.current[rows]
         ender = self.ender[rows]
-        ends_now = (up == ALL_SLOTS) & (ender < 0)
+        ends_now = up == ALL_SLOTS  # every card face up ends the round, unless it was ended
         if any_set(ends_now):
+            ends_now &= ender < 0
             ender = np.where(ends_now, current, ender)
             self.ender[rows] = ender
             final = np.where(ends_now, P, self.final_turns[rows])
@@ -539,8 +475,7 @@ class SkyjoEngine:
             over = ending & (final == 0)
         self.current[rows] = self._next_seat.take(current)
         self.phase[rows] = CHOOSE
-        if any_set(over):
-            self._end_round(g[over])
+        return self._end_round(g[over]) if any_set(over) else None
 
     def _setup_progress(self, g: np.ndarray, up: np.ndarray) -> None:
         """R5, R6: after two flips the next seat flips; after the last seat, play starts."""
@@ -559,38 +494,39 @@ class SkyjoEngine:
 
     def _first_starter(self, g: np.ndarray) -> np.ndarray:
         """R6: highest sum of the two revealed cards; ties: highest single card, then lowest seat."""
-        up = self._take_rows("face_up", g)  # (n, P): each seat's two setup flips
-        grid = (self._cells(g)[:, None] + np.arange(self.num_players)) * SLOTS
-        first = self._values_flat[grid + _LOW_SLOT.take(up)]
-        second = self._values_flat[grid + _HIGH_SLOT.take(up)]
+        up = self._batch.take("face_up", g)  # (n, P): each seat's two setup flips
+        values = self._batch.flat["values"]
+        grid = (self._batch.flat_index("face_up", g)[:, None] + np.arange(self.num_players)) * SLOTS
+        first = values[grid + _LOW_SLOT.take(up)]
+        second = values[grid + _HIGH_SLOT.take(up)]
         key = (first + second) * np.int16(32) + np.maximum(first, second)
         return np.argmax(key, axis=1).astype(np.int8)  # argmax: lowest seat on ties
 
     # ------------------------------------------------------------------ end of a round
-    def _end_round(self, g: np.ndarray) -> None:
-        """R14, R16..R20 for the games `g` whose round just ended; then deal or start anew."""
-        rules = self.rules
+    def _end_round(self, g: np.ndarray) -> StepResult:
+        """R14, R16..R20 for the games `g` whose round just ended; then deal or start anew. The
+        step's result."""
+        rules, batch = self.rules, self._batch
         rows = np.arange(g.size)
-        vals = self._take_rows("values", g)
-        removed = old_removed = self._take_rows("removed", g)
+        vals = batch.take("values", g)
+        removed = old_removed = batch.take("removed", g)
         if rules.column_rule and rules.column_rule_at_final_reveal:
             # R14: with every card up, a column of three equal values leaves (removed ones stay so).
             removed = removed | _equal_columns(vals)
-            self._put_rows("removed", g, removed)
-        old_up = self._take_rows("face_up", g)
-        self._items["face_up"][g] = self._all_flags
+            batch.put("removed", g, removed)
+        old_up = batch.take("face_up", g)
+        batch.fill("face_up", g, ALL_SLOTS)
         score = _kept_sums(vals, removed)  # R16
         ender = self.ender[g].astype(np.intp)
         own = score[rows, ender]
         at_most_own = over_seats(np.add, (score <= own[:, None]).view(np.uint8))  # (bools would add as "or")
         doubled = (own > 0) & (at_most_own > 1)  # R17: not strictly lowest
         score[rows, ender] = np.where(doubled, own * 2, own)
-        new_totals = self._take_rows("totals", g) + score  # R18
-        self._put_rows("totals", g, new_totals)
-        self._put_rows("round_scores", g, score)
-        self._quiet = None
+        new_totals = batch.take("totals", g) + score  # R18
+        batch.put("totals", g, new_totals)
+        batch.put("round_scores", g, score)
 
-        result = self._result = self._new_result()  # its totals are the new ones
+        result = self._new_result()  # its totals are the new ones
         result.round_scores[g] = score
         result.round_over[g] = True
         if rules.episode == "round":
@@ -621,6 +557,7 @@ class SkyjoEngine:
             going = np.concatenate((going, done))
         if going.size:
             self._deal(going)
+        return result
 
     def _see_final_reveal(self, g: np.ndarray, up_before: np.ndarray) -> None:
         """R16: the cards turned up for scoring of a finished game leave the public unseen counts.
@@ -630,7 +567,7 @@ class SkyjoEngine:
         row, seat, slot = np.nonzero(~SLOT_FLAGS[up_before])  # face down until the final reveal
         games = g[row]
         cards = self.values[games, seat, slot].astype(np.intp)
-        np.subtract.at(self._unseen_flat, games * NUM_VALUES + (cards - MIN_VALUE), _ONE16)
+        np.subtract.at(self.unseen, (games, cards - MIN_VALUE), _ONE16)
 
     def _discard_final_columns(self, g: np.ndarray, new_removed: np.ndarray) -> None:
         """R13/R14: columns removed at the final reveal of a finished game go onto its discard pile.
@@ -644,9 +581,9 @@ class SkyjoEngine:
         games = g[row]
         card = self.values[games, seat, col]
         rank = np.arange(row.size) - np.searchsorted(row, row)  # k-th removed column of its game
-        at = games * DECK_SIZE + self.discard_size[games] + 3 * rank
+        at = self.discard_size[games] + 3 * rank  # where the column's three cards go
         for i in range(3):
-            self._discard_flat[at + i] = card
+            self.discard_pile[games, at + i] = card
         self.discard_size[g] += (3 * np.bincount(row, minlength=g.size)).astype(np.int16)
 
     def _pick_next_starter(self, g: np.ndarray, score: np.ndarray) -> None:
@@ -659,44 +596,17 @@ class SkyjoEngine:
             distance = self._seat_distance[self.starter[g]]
             self.starter[g] = np.argmin(np.where(best, distance, P), axis=1)
 
-    def _new_result(self, games: np.ndarray | None = None) -> StepResult:
-        """Zeroed results and current totals, for the whole batch or for `games`."""
-        n = self.batch_size if games is None else games.size
-        P = self.num_players
-        return StepResult(
-            round_over=np.zeros(n, dtype=bool),
-            game_over=np.zeros(n, dtype=bool),
-            round_scores=np.zeros((n, P), dtype=np.int16),
-            totals=self.totals.copy() if games is None else self.totals[games],
-            winners=np.zeros((n, P), dtype=bool),
-        )
-
-    def _quiet_result(self, games: np.ndarray | None) -> StepResult:
-        """The result of a step in which no round ended: zeros, and the unchanged totals."""
-        if games is not None:
-            z, n = self._zeros, games.size  # the first n rows of the shared zeros
-            return StepResult(z.round_over[:n], z.game_over[:n], z.round_scores[:n], self.totals[games], z.winners[:n])
-        if self._quiet is None:
-            self._quiet = dataclasses.replace(self._zeros, totals=self.totals.copy())
-            self._quiet.totals.setflags(write=False)
-        return self._quiet
+    def _new_result(self) -> StepResult:
+        """Zeroed results and a copy of the current totals, for the whole batch."""
+        return _zeros(self.batch_size, self.num_players, totals=self.totals.copy())
 
     # ------------------------------------------------------------------ replay
     def export_game(self, game: int) -> dict[str, Any]:
         """The full state of one game as a JSON-serialisable dict (keys: [`skyjo_env.snapshot`][])."""
         g = int(self.game_indices(np.array([game]))[0])
         scripted = self._scripted.get(g, {})
-        state = snapshot.GameState(
-            key=self.keys[g].copy(), shuffles=int(self.shuffles[g]), values=self.values[g].copy(),
-            face_up=self.face_up[g].copy(), removed=self.removed[g].copy(),
-            draw_pile=self.draw_pile[g, : self.draw_size[g]].copy(),
-            discard_pile=self.discard_pile[g, : self.discard_size[g]].copy(),
-            held=int(self.held[g]), phase=int(self.phase[g]), current=int(self.current[g]), starter=int(self.starter[g]),
-            ender=int(self.ender[g]), final_turns=int(self.final_turns[g]), round_index=int(self.round_index[g]),
-            round_scores=self.round_scores[g].copy(), totals=self.totals[g].copy(), steps=int(self.steps[g]),
-            decks=[scripted[r] for r in sorted(r for r in scripted if r > self.round_index[g])],
-        )  # fmt: skip
-        return snapshot.encode(self.rules, state)
+        decks = [scripted[r] for r in sorted(r for r in scripted if r > self.round_index[g])]
+        return snapshot.encode(self.rules, {name: getattr(self, name)[g, ...] for name in STATE}, decks)
 
     @classmethod
     def from_states(cls, rules: Rules, state: dict[str, np.ndarray], *, seed: int | None = None) -> SkyjoEngine:
@@ -708,7 +618,7 @@ class SkyjoEngine:
 
     def load(self, state: dict[str, np.ndarray]) -> None:
         """Set every game of the batch at once from arrays named and shaped as the attributes of
-        [`STATE`][] (the module docstring's table); the public counts `unseen` are derived.
+        [`STATE`][] (the state fields but the derived `unseen`), which it derives.
 
         The batched counterpart of [`import_game()`][import_game], for simulators that start many games from
         given positions. `ValueError` for a missing or misshapen array, or a game whose cards are
@@ -738,13 +648,7 @@ class SkyjoEngine:
         wrong = np.flatnonzero((counts.reshape(-1, NUM_VALUES) != COUNTS).any(axis=1))
         if wrong.size:
             raise ValueError(f"game {int(wrong[0])}'s cards are not the 150-card deck (R1)")
-        for name, array in arrays.items():
-            getattr(self, name)[...] = array
-        self.unseen[...] = snapshot.public_unseen(
-            self.values, self.face_up, self.removed, self.draw_pile, self.draw_size, self.phase, self.held
-        )
-        self._scripted.clear()
-        self._quiet = None
+        self._set_games(self._batch.all, arrays)
 
     @classmethod
     def of_game(cls, data: dict[str, Any], rules: Rules | None = None) -> SkyjoEngine:
@@ -758,41 +662,29 @@ class SkyjoEngine:
     def import_game(self, game: int, data: dict[str, Any]) -> None:
         """Load a dict from [`export_game()`][export_game] into slot `game`; `ValueError` if it is corrupt
         (nothing changes then)."""
-        g = int(self.game_indices(np.array([game]))[0])
-        state = snapshot.decode(data, self.rules)
-        self.keys[g] = state.key
-        self.shuffles[g] = state.shuffles
-        self.values[g] = state.values
-        self.face_up[g] = state.face_up
-        self.removed[g] = state.removed
-        for pile, size, cards in (
-            (self.draw_pile, self.draw_size, state.draw_pile),
-            (self.discard_pile, self.discard_size, state.discard_pile),
-        ):
-            pile[g] = 0
-            pile[g, : cards.size] = cards
-            size[g] = cards.size
-        self.held[g] = state.held
-        self.phase[g] = state.phase
-        self.current[g] = state.current
-        self.starter[g] = state.starter
-        self.ender[g] = state.ender
-        self.final_turns[g] = state.final_turns
-        self.round_index[g] = state.round_index
-        self.round_scores[g] = state.round_scores
-        self.totals[g] = state.totals
-        self.steps[g] = state.steps
-        self.unseen[g] = snapshot.unseen_counts(state)
-        self._quiet = None  # the cached quiet step result holds the old totals
-        self._scripted.pop(g, None)
-        if state.decks:
-            self._scripted[g] = {state.round_index + 1 + i: deck for i, deck in enumerate(state.decks)}
+        g = self.game_indices(np.array([game]))
+        state, decks = snapshot.decode(data, self.rules)
+        self._set_games(g, state)
+        if decks:
+            self._scripted[int(g[0])] = {int(state["round_index"]) + 1 + i: deck for i, deck in enumerate(decks)}
+
+    def _set_games(self, g: np.ndarray, state: dict[str, np.ndarray]) -> None:
+        """Set the games `g` (distinct, or [`all_games`][]) to `state`: the arrays of [`STATE`][]
+        for them, by name; derive their public counts and forget their [`deal_from()`][deal_from] decks."""
+        rows = self._batch.rows(g)
+        for name in STATE:
+            getattr(self, name)[rows] = state[name]
+        self.unseen[rows] = snapshot.public_unseen(
+            self.values[rows], self.face_up[rows], self.removed[rows], self.draw_pile[rows], self.draw_size[rows],
+            self.phase[rows], self.held[rows],
+        )  # fmt: skip
+        self._forget_scripts(g)
 
     # ------------------------------------------------------------------ helpers
     @property
     def all_games(self) -> np.ndarray:
         """The indices `0..B-1` of every game (read-only)."""
-        return self._all
+        return self._batch.all
 
     def game_indices(self, games: Any) -> np.ndarray:
         """Game indices (int64) from indices or a boolean mask over the batch; `ValueError` naming
@@ -812,6 +704,55 @@ class SkyjoEngine:
             bad = games[(games < 0) | (games >= self.batch_size)]
             raise ValueError(f"game index {int(bad[0])} is out of range; games are 0..{self.batch_size - 1}")
         return games
+
+
+#: The engine's state fields, in their order.
+FIELDS = state_fields(SkyjoEngine)
+#: The state arrays [`SkyjoEngine.load()`][SkyjoEngine.load] takes, by attribute name (every one but the derived `unseen`).
+STATE = tuple(field.name for field in FIELDS if not field.derived)
+
+
+class _QuietResults:
+    """The results of steps in which no round ends: shared read-only zeros, and the totals.
+
+    The whole batch's result is made once for each value of the totals: it keeps a read-only copy
+    of the totals it reports, and a call with other totals makes it anew, so that nothing has to
+    reset it by hand. A copy (`copy.deepcopy`, pickle) starts afresh, read-only again.
+    """
+
+    def __init__(self, batch_size: int, players: int) -> None:
+        self._size = batch_size, players
+        self._zeros = _read_only(_zeros(batch_size, players, totals=np.zeros((batch_size, players), dtype=np.int16)))
+        self._whole = self._zeros
+        self._totals = b""  # the bytes of the totals that `_whole` reports
+
+    def __reduce__(self) -> tuple[type[_QuietResults], tuple[int, int]]:
+        """A copy is made anew, its zeros read-only and nothing kept."""
+        return _QuietResults, self._size
+
+    def of(self, totals: np.ndarray, games: np.ndarray | None) -> StepResult:
+        """The result for `games` (None: the whole batch) of a step in a batch with `totals`."""
+        z = self._zeros
+        if games is not None:
+            n = games.size  # the first n rows of the shared zeros
+            return StepResult(z.round_over[:n], z.game_over[:n], z.round_scores[:n], totals[games], z.winners[:n])
+        key = totals.tobytes()
+        if key != self._totals:
+            copy = np.frombuffer(key, dtype=totals.dtype).reshape(totals.shape)  # read-only, as bytes are
+            self._whole = StepResult(z.round_over, z.game_over, z.round_scores, copy, z.winners)
+            self._totals = key
+        return self._whole
+
+
+def _zeros(batch_size: int, players: int, totals: np.ndarray) -> StepResult:
+    """A result reporting nothing for `batch_size` games, with `totals`."""
+    return StepResult(
+        round_over=np.zeros(batch_size, dtype=bool),
+        game_over=np.zeros(batch_size, dtype=bool),
+        round_scores=np.zeros((batch_size, players), dtype=np.int16),
+        totals=totals,
+        winners=np.zeros((batch_size, players), dtype=bool),
+    )
 
 
 def _read_only(result: StepResult) -> StepResult:

@@ -21,14 +21,14 @@ key            | value
 `decks`        | deck orders still to deal from (see [`SkyjoEngine.deal_from()`][SkyjoEngine.deal_from]), or `[]`
 
 The public card counts (`unseen`) are derived on import, not stored. This module is the format
-alone: [`SkyjoEngine.export_game()`][SkyjoEngine.export_game] hands it one game as a [`GameState`][]
-and [`import_game()`][skyjo_env.engine.SkyjoEngine.import_game] takes one back from [`decode()`][decode],
-which checks everything first.
+alone: [`SkyjoEngine.export_game()`][skyjo_env.engine.SkyjoEngine.export_game] hands it one game
+as a [`GameState`][] (the game's row of each of the engine's state arrays) and
+[`import_game()`][skyjo_env.engine.SkyjoEngine.import_game] takes one back from [`decode()`][decode], which checks
+everything first.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -77,64 +77,42 @@ KEYS = [
 ]
 
 
-@dataclass
-class GameState:
-    """One game's state as the engine stores it (slot bit sets, phase numbers, -1 for no ender)."""
-
-    key: np.ndarray  #: (2,) uint32
-    shuffles: int
-    values: np.ndarray  #: (P, 12) int8
-    face_up: np.ndarray  #: (P,) uint32 slot bits
-    removed: np.ndarray  #: (P,) uint32 slot bits
-    draw_pile: np.ndarray  #: int8 cards, bottom first
-    discard_pile: np.ndarray  #: int8 cards, bottom first
-    held: int  #: the card in hand (meaningful in phases DRAWN and TAKEN only)
-    phase: int
-    current: int
-    starter: int
-    ender: int  #: -1 while nobody has ended the round
-    final_turns: int
-    round_index: int
-    round_scores: np.ndarray  #: (P,) int16
-    totals: np.ndarray  #: (P,) int16
-    steps: int
-    decks: list[np.ndarray]  #: deck orders of the rounds after this one (SkyjoEngine.deal_from)
+GameState = dict[str, np.ndarray]
+"""One game's state as the engine stores it: its row of each state array of
+[`skyjo_env.engine.STATE`][skyjo_env.engine.STATE], by name (a 0-d array for a number): `values` (P, 12) int8,
+`face_up` and `removed` (P,) uint32 slot bits, `draw_pile` (150,) int8 of which the first
+`draw_size` cards are the pile (`discard_pile` likewise), `phase` a phase number, `ender`
+-1 while nobody has ended the round, `keys` (2,) uint32, and so on."""
 
 
-def encode(rules: Rules, state: GameState) -> dict[str, Any]:
-    """`state` of a game played under `rules` as plain, JSON-serialisable data."""
-    holding = state.phase in (DRAWN, TAKEN)
+def encode(rules: Rules, state: GameState, decks: list[np.ndarray]) -> dict[str, Any]:
+    """`state` of a game played under `rules`, with the deck orders of its rounds to come
+    ([`SkyjoEngine.deal_from()`][skyjo_env.engine.SkyjoEngine.deal_from]), as plain,
+    JSON-serialisable data."""
+    holding = state["phase"] in (DRAWN, TAKEN)
     return {
         "format": FORMAT,
         "version": VERSION,
         "rules": rules.to_dict(),
-        "key": [int(x) for x in state.key],
-        "shuffles": int(state.shuffles),
-        "values": state.values.tolist(),
-        "face_up": SLOT_FLAGS[state.face_up].tolist(),
-        "removed": SLOT_FLAGS[state.removed].tolist(),
-        "draw_pile": state.draw_pile.tolist(),
-        "discard_pile": state.discard_pile.tolist(),
-        "held": int(state.held) if holding else None,
-        "phase": PHASE_NAMES[state.phase],
-        "current": int(state.current),
-        "starter": int(state.starter),
-        "ender": int(state.ender) if state.ender >= 0 else None,
-        "final_turns": int(state.final_turns),
-        "round_index": int(state.round_index),
-        "round_scores": state.round_scores.tolist(),
-        "totals": state.totals.tolist(),
-        "steps": int(state.steps),
-        "decks": [deck.tolist() for deck in state.decks],
+        "key": [int(x) for x in state["keys"]],
+        "shuffles": int(state["shuffles"]),
+        "values": state["values"].tolist(),
+        "face_up": SLOT_FLAGS[state["face_up"]].tolist(),
+        "removed": SLOT_FLAGS[state["removed"]].tolist(),
+        "draw_pile": state["draw_pile"][: state["draw_size"]].tolist(),
+        "discard_pile": state["discard_pile"][: state["discard_size"]].tolist(),
+        "held": int(state["held"]) if holding else None,
+        "phase": PHASE_NAMES[state["phase"]],
+        "current": int(state["current"]),
+        "starter": int(state["starter"]),
+        "ender": int(state["ender"]) if state["ender"] >= 0 else None,
+        "final_turns": int(state["final_turns"]),
+        "round_index": int(state["round_index"]),
+        "round_scores": state["round_scores"].tolist(),
+        "totals": state["totals"].tolist(),
+        "steps": int(state["steps"]),
+        "decks": [deck.tolist() for deck in decks],
     }
-
-
-def unseen_counts(state: GameState) -> np.ndarray:
-    """`(15,)` int16 public count of each value not seen yet ([`public_unseen()`][public_unseen] of one game)."""
-    return public_unseen(
-        state.values[None], state.face_up[None], state.removed[None], state.draw_pile[None],
-        np.array([state.draw_pile.size]), np.array([state.phase]), np.array([state.held]),
-    )[0]  # fmt: skip
 
 
 def public_unseen(
@@ -166,9 +144,9 @@ def public_unseen(
     return np.bincount(rows * NUM_VALUES + cards, minlength=n * NUM_VALUES).reshape(n, NUM_VALUES).astype(np.int16)
 
 
-def decode(data: Any, rules: Rules) -> GameState:
-    """The [`GameState`][] of `data` (from [`encode()`][encode]), for an engine under `rules`;
-    `ValueError` naming what is corrupt."""
+def decode(data: Any, rules: Rules) -> tuple[GameState, list[np.ndarray]]:
+    """The [`GameState`][] of `data` (from [`encode()`][encode]), for an engine under `rules`, and
+    the deck orders of its rounds to come; `ValueError` naming what is corrupt."""
     if not isinstance(data, dict):
         raise ValueError(f"a game state must be a dict, got {type(data).__name__}")
     missing = [k for k in KEYS if k not in data]
@@ -208,34 +186,44 @@ def decode(data: Any, rules: Rules) -> GameState:
     if not isinstance(data["decks"], list):
         raise ValueError("decks must be a list of 150-card deck orders")
     weights = 1 << np.arange(SLOTS)
-    state = GameState(
-        key=_ints(data["key"], "key", (2,), 0, 2**32 - 1).astype(np.uint32),
-        shuffles=_int(data["shuffles"], "shuffles", 0, 2**32 - 1),
-        values=values.astype(np.int8),
-        face_up=(up * weights).sum(axis=1).astype(np.uint32),
-        removed=(removed * weights).sum(axis=1).astype(np.uint32),
-        draw_pile=draw,
-        discard_pile=discard,
-        held=held,
-        phase=phase,
-        current=_int(data["current"], "current", 0, P - 1),
-        starter=_int(data["starter"], "starter", 0, P - 1),
-        ender=-1 if data["ender"] is None else _int(data["ender"], "ender", 0, P - 1),
-        final_turns=_int(data["final_turns"], "final_turns", 0, P),
-        round_index=_int(data["round_index"], "round_index", 0, 2**15 - 1),
-        round_scores=_ints(data["round_scores"], "round_scores", (P,), -(2**15), 2**15 - 1).astype(np.int16),
-        totals=_ints(data["totals"], "totals", (P,), -(2**15), 2**15 - 1).astype(np.int16),
-        steps=_int(data["steps"], "steps", 0, 2**31 - 1),
-        decks=[check_deck(d, f"decks[{i}]") for i, d in enumerate(data["decks"])],
-    )
+    state = {  # (checked in this order)
+        "keys": _ints(data["key"], "key", (2,), 0, 2**32 - 1).astype(np.uint32),
+        "shuffles": np.array(_int(data["shuffles"], "shuffles", 0, 2**32 - 1)),
+        "values": values.astype(np.int8),
+        "face_up": (up * weights).sum(axis=1).astype(np.uint32),
+        "removed": (removed * weights).sum(axis=1).astype(np.uint32),
+        "draw_pile": _pile(draw),
+        "draw_size": np.array(draw.size),
+        "discard_pile": _pile(discard),
+        "discard_size": np.array(discard.size),
+        "held": np.array(held),
+        "phase": np.array(phase),
+        "current": np.array(_int(data["current"], "current", 0, P - 1)),
+        "starter": np.array(_int(data["starter"], "starter", 0, P - 1)),
+        "ender": np.array(-1 if data["ender"] is None else _int(data["ender"], "ender", 0, P - 1)),
+        "final_turns": np.array(_int(data["final_turns"], "final_turns", 0, P)),
+        "round_index": np.array(_int(data["round_index"], "round_index", 0, 2**15 - 1)),
+        "round_scores": _ints(data["round_scores"], "round_scores", (P,), -(2**15), 2**15 - 1).astype(np.int16),
+        "totals": _ints(data["totals"], "totals", (P,), -(2**15), 2**15 - 1).astype(np.int16),
+        "steps": np.array(_int(data["steps"], "steps", 0, 2**31 - 1)),
+    }
+    decks = [check_deck(d, f"decks[{i}]") for i, d in enumerate(data["decks"])]
     _check_reachable(state, up, removed, rules)
-    return state
+    return state, decks
+
+
+def _pile(cards: np.ndarray) -> np.ndarray:
+    """`cards` (bottom first) as a pile row of the engine: `(150,)` int8, zeros after them."""
+    pile = np.zeros(DECK_SIZE, dtype=np.int8)
+    pile[: cards.size] = cards
+    return pile
 
 
 def _check_reachable(state: GameState, up: np.ndarray, removed: np.ndarray, rules: Rules) -> None:
     """`ValueError` naming the first way `state` is one the rules cannot reach; `up` and
     `removed` are its `(P, 12)` flags. A state that passes is over or has a legal action."""
-    P, phase, ender, final = rules.num_players, state.phase, state.ender, state.final_turns
+    P = rules.num_players
+    phase, current, ender, final = (int(state[name]) for name in ("phase", "current", "ender", "final_turns"))
     if removed.any():
         if not rules.column_rule:
             raise ValueError("game state has a removed column, but the column rule is off (R13)")
@@ -243,19 +231,19 @@ def _check_reachable(state: GameState, up: np.ndarray, removed: np.ndarray, rule
         whole = columns.all(axis=1)
         if np.any(columns.any(axis=1) != whole):
             raise ValueError("game state has a removed slot whose column is not removed whole (R13: three cards leave)")
-        values = state.values.reshape(P, ROWS, COLS)
+        values = state["values"].reshape(P, ROWS, COLS)
         if np.any(whole & ((values[:, 0] != values[:, 1]) | (values[:, 1] != values[:, 2]))):
             raise ValueError("game state has a removed column whose three cards are not equal (R13)")
     shown = up.sum(axis=1)
     if phase == SETUP:
         seats = np.arange(P)
-        expected = np.where(seats < state.current, SETUP_FLIPS, 0)
-        if removed.any() or np.any(np.where(seats == state.current, shown > 1, shown != expected)):
+        expected = np.where(seats < current, SETUP_FLIPS, 0)
+        if removed.any() or np.any(np.where(seats == current, shown > 1, shown != expected)):
             raise ValueError(
-                f"game state in phase 'setup' has face-up cards {shown.tolist()} by seat, but seat {state.current} "
+                f"game state in phase 'setup' has face-up cards {shown.tolist()} by seat, but seat {current} "
                 f"flips next: seats before it have {SETUP_FLIPS}, it has 0 or 1, later ones none (R5)"
             )
-        if state.discard_pile.size != 1 or ender >= 0 or final:
+        if state["discard_size"] != 1 or ender >= 0 or final:
             raise ValueError("game state in phase 'setup' must have one discard, no ender and no final turns (R4, R5)")
         return
     if np.any(shown < SETUP_FLIPS):
@@ -280,15 +268,15 @@ def _check_reachable(state: GameState, up: np.ndarray, removed: np.ndarray, rule
                 "owed and every card face up (R15, R16)"
             )
         return
-    if ender >= 0 and (not 1 <= final <= P - 1 or state.current != (ender + P - final) % P):
+    if ender >= 0 and (not 1 <= final <= P - 1 or current != (ender + P - final) % P):
         raise ValueError(
-            f"game state has ender={ender}, final_turns={final} and seat {state.current} to play: after seat "
+            f"game state has ender={ender}, final_turns={final} and seat {current} to play: after seat "
             f"{ender} ended the round, each later seat owes one last turn (R15), so final_turns is 1..{P - 1} "
             f"and the seat to play is {ender} + {P} - final_turns (mod {P})"
         )
-    if everything[state.current]:
+    if everything[current]:
         raise ValueError(
-            f"game state has seat {state.current} to play with every card face up (R15: it would have ended "
+            f"game state has seat {current} to play with every card face up (R15: it would have ended "
             "the round, or played its last turn)"
         )
 
