@@ -114,9 +114,9 @@ def observe(engine: SkyjoEngine, seats: np.ndarray | int, games: np.ndarray | No
     t = _tables(P, engine.rules.end_score)
     out = np.zeros((g.size, t.size), dtype=np.float32)
     if g.size == 1:  # one game (the one-game views' case) as Python ints, see _encode
-        _encode(t, out[0], engine, int(g[0]), observer if type(observer) is int else int(observer[0]), 0)
+        _encode(t, out[0], engine, int(g[0]), observer if isinstance(observer, int) else int(observer[0]), 0)
     elif g.size:
-        seat = np.full(g.size, observer) if type(observer) is int else observer
+        seat = np.full(g.size, observer) if isinstance(observer, int) else observer
         _encode(t, out, engine, g, seat, np.arange(g.size))
     return out
 
@@ -166,7 +166,7 @@ def _encode(
     blocks[..., 1] = _HIDDEN_FLOAT.take(up)
     if np.count_nonzero(removed):  # most grids have no removed column: their flags stay 0
         gone = np.flatnonzero(removed)
-        blocks[(*np.unravel_index(gone, removed.shape), 2)] = _SHOWN_FLOAT.take(removed.ravel()[gone])
+        blocks[..., 2][np.unravel_index(gone, removed.shape)] = _SHOWN_FLOAT.take(removed.ravel()[gone])
 
     size_ = _at(engine.discard_size, g)
     # The top card, or for an empty pile any card, whose one-hot entry is then written 0.
@@ -264,7 +264,7 @@ def _ending_key(ender: Any, current: Any, observer: Any, num_players: int) -> An
 def _cells(rotations: np.ndarray, g: int | np.ndarray, observer: int | np.ndarray) -> np.ndarray:
     """Rows `game * P + seat` of relative seats 0..P-1: `(P,)` for an int game, else `(n, P)`."""
     P = len(rotations)
-    if type(g) is int:
+    if isinstance(g, int):
         return rotations[observer] + g * P if g else rotations[observer]
     return rotations.take(observer, 0) + (g * P)[:, None]
 
