@@ -100,7 +100,8 @@ def main() -> None:
             print(
                 f"{players}p search (base={args.base}, samples={samples}, top={args.top}, margin={args.margin}, "
                 f"horizon={args.horizon}) vs {players - 1} {against}: win rate {wins / seats:.3f} "
-                f"({low:.3f}-{high:.3f}) over {games} games ({args.workers} workers); mean round score "
+                f"({low:.3f}-{high:.3f}), {wins} wins of {seats} seats, over {games} games ({args.workers} workers, seeds "
+                f"{args.seed}..{args.seed + args.workers - 1}); mean round score "
                 f"{sum(s.round_score_sum for s in shares) / sum(s.rounds for s in shares):.2f}; "
                 f"{1000 * spent / decisions:.1f} ms per decision ({decisions} decisions), "
                 f"{3600 * games / seconds:,.0f} games/h",
