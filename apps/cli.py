@@ -36,7 +36,7 @@ from skyjo_env.apps.arguments import (
 )
 from skyjo_env.apps.backends import BACKENDS, train_config_from_args
 from skyjo_env.apps.flags import add_flags
-from skyjo_env.evaluation.benchmark import FULL, QUICK, SUITES, Benchmark, output_folder, print_card, save_card
+from skyjo_env.evaluation.benchmark import FULL, QUICK, SUITES, Benchmark, print_card, save_card
 from skyjo_env.train.config import CHECKPOINT, TrainConfig
 
 #: Exit status of a command that got bad input (as argparse's own errors).
@@ -267,8 +267,11 @@ def add_benchmark_parser(subparsers: argparse._SubParsersAction) -> None:
 
 def benchmark(args: argparse.Namespace) -> int:
     """Run the `benchmark` subcommand (bad input raises `ValueError`: `skyjo` prints its one line, status 2)."""
+    from skyjo_env.evaluation.report import check_output_folder
+
     plan = Benchmark(args.spec, args.suite, args.players)
-    out = output_folder(args.out or f"runs/benchmark-{re.sub(r'[^A-Za-z0-9._+-]+', '_', plan.name)}")
+    out = args.out or f"runs/benchmark-{re.sub(r'[^A-Za-z0-9._+-]+', '_', plan.name)}"
+    check_output_folder(out)
     card = plan.run(progress=not args.no_progress)
     print_card(card)
     paths = save_card(card, out)

@@ -53,7 +53,6 @@ import functools
 import hashlib
 import json
 import math
-import os
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields
@@ -632,17 +631,3 @@ def save_card(card: ReportCard, out_dir: str | Path) -> dict[str, Path]:
     paths["json"].write_text(json.dumps(card.to_dict(), indent=2) + "\n")
     paths["markdown"].write_text(markdown_card(card))
     return paths
-
-
-def output_folder(path: str | Path) -> Path:
-    """`path`, created if missing; `ValueError` if it cannot hold the card."""
-    out = Path(path)
-    if out.exists() and not out.is_dir():
-        raise ValueError(f"output folder {out} is a file")
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise ValueError(f"cannot create output folder {out}: {exc.strerror or exc}") from None
-    if not os.access(out, os.W_OK):
-        raise ValueError(f"output folder {out} is not writable")
-    return out

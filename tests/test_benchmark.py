@@ -313,7 +313,7 @@ def test_the_output_folder_is_checked_before_any_game(capsys, tmp_path, monkeypa
     blocker.write_text("a file")
     code = main(["benchmark", "counting", "--out", str(blocker), "--no-progress"])
     _, err = capsys.readouterr()
-    assert code == 2 and err == f"skyjo benchmark: output folder {blocker} is a file\n"
+    assert code == 2 and err == f"skyjo benchmark: --out {blocker} is a file, not a folder\n"
 
 
 def test_the_console_script_shows_no_traceback():
