@@ -12,10 +12,12 @@ believe. At each decision of play (setup flips are left to the base policy):
   the unseen cards shuffled over the face-down slots and the draw pile, the discard pile rebuilt
   from the seen cards (its order below the top matters only to a reshuffle, R12), the seats turned
   so that the searching seat is seat 0.
-* Rollouts: every candidate is played in every sample (common random numbers: the same cards and
-  the same random stream for every candidate), then the base policy plays every seat to the end of
-  the round, all games, candidates and samples in one engine, the base called once per step on
-  every row. With `horizon` the rollouts stop after that many steps and every grid counts its
+* Rollouts: every legal candidate is played in every sample (common random numbers: the same cards
+  and the same random stream for every candidate), then the base policy plays every seat to the end
+  of the round, all games, candidates and samples in one engine, the base called once per step on
+  every row. With `screen`, every candidate first plays that many samples only; one whose paired
+  mean gain over the base's choice is then below minus half its standard error plays no more, and
+  a decision left with no other candidate ends there. With `horizon` the rollouts stop after that many steps and every grid counts its
   face-down slots at the mean of the unseen cards.
 * Value, for the searching seat: the opponents' mean round score minus its own (after R17's
   doubling), or, where the round's end ends the game (R19), `win_points` times its share of the
@@ -42,6 +44,8 @@ from skyjo_env.rules import Rules
 
 _SLOT_BITS = (1 << np.arange(SLOTS)).astype(np.uint32)
 _NO_CARD = 255  # random_streams.shuffle's code for a position past the valid ones
+#: After the screening samples a candidate goes on while its paired mean gain plus this many standard errors is positive.
+SCREEN_ERRORS = 0.5
 
 
 class SearchPolicy:
@@ -57,6 +61,7 @@ class SearchPolicy:
         margin: float = 2.0,
         win_points: float = 50.0,
         horizon: int | None = None,
+        screen: int | None = 8,
         rules: Rules | None = None,
         seed: int | None = None,
     ) -> None:
@@ -64,6 +69,8 @@ class SearchPolicy:
             raise ValueError(f"samples={samples!r} is not allowed; use an integer of at least 2")
         if not isinstance(top, int) or top < 2:
             raise ValueError(f"top={top!r} is not allowed; use an integer of at least 2")
+        if screen is not None and (not isinstance(screen, int) or screen < 2):
+            raise ValueError(f"screen={screen!r} is not allowed; use an integer of at least 2 or None (no screening)")
         if horizon is not None and (not isinstance(horizon, int) or horizon < 1):
             raise ValueError(f"horizon={horizon!r} is not allowed; use a positive integer or None (the round's end)")
         self.rules = Rules() if rules is None else rules
@@ -73,6 +80,7 @@ class SearchPolicy:
         self.margin = float(margin)
         self.win_points = float(win_points)
         self.horizon = horizon
+        self.screen = screen
         self._rng = np.random.default_rng(seed)
 
     def __call__(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
@@ -110,17 +118,29 @@ class SearchPolicy:
 
     def gains(self, v: ObservationView, candidates: np.ndarray) -> np.ndarray:
         """`(n, C)` lower bounds of each candidate's paired gain over the first (its mean gain
-        minus `margin` standard errors over the common samples); 0 for the first, -inf for none."""
+        minus `margin` standard errors over the common samples); 0 for the first, -inf for none
+        and for a candidate dropped at the screening."""
         n, C = candidates.shape
         S = self.samples
         start = positions(v, self.rules, S, self._rng)
-        sample = (np.arange(n)[:, None, None] * S + np.arange(S)).repeat(C, axis=1)  # (n, C, S)
-        actions = np.repeat(np.maximum(candidates, 0), S, axis=1).reshape(-1)
-        values = self.rollouts({k: a[sample.reshape(-1)] for k, a in start.items()}, actions).reshape(n, C, S)
-        diff = values - values[:, :1]
-        bound = diff.mean(axis=2) - self.margin * diff.std(axis=2, ddof=1) / np.sqrt(S)
-        bound[:, 0] = 0
-        return np.where(candidates >= 0, bound, -np.inf)
+        values = np.zeros((n, C, S))
+        alive = candidates >= 0
+        first = S if self.screen is None else min(self.screen, S)
+        self._play(start, candidates, values, alive[:, :, None] & (np.arange(S) < first))
+        if first < S:
+            alive = survivors(values[:, :, :first], alive)
+            self._play(start, candidates, values, alive[:, :, None] & (np.arange(S) >= first))
+        return lower_bounds(values, alive, self.margin)
+
+    def _play(
+        self, start: dict[str, np.ndarray], candidates: np.ndarray, values: np.ndarray, cells: np.ndarray
+    ) -> None:
+        """Fill `values[i, c, s]` for every true `cells[i, c, s]`: candidate `c` of row `i` played in
+        the row's sample `s`, then the rollout."""
+        i, c, s = np.nonzero(cells)
+        if i.size:
+            sample = i * values.shape[2] + s
+            values[i, c, s] = self.rollouts({k: a[sample] for k, a in start.items()}, candidates[i, c])
 
     def rollouts(self, state: dict[str, np.ndarray], first: np.ndarray) -> np.ndarray:
         """Values for seat 0 of playing `first` in each game of `state`, then the base policy
@@ -213,6 +233,32 @@ def positions(v: ObservationView, rules: Rules, samples: int, rng: np.random.Gen
         "keys": rng.integers(0, 2**32, size=(m, 2), dtype=np.uint32),
         "shuffles": np.zeros(m, dtype=np.uint32),
     }
+
+
+def paired_gains(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """`(n, C)` mean and standard error of each candidate's gain over the first, over the samples
+    of `values` `(n, C, S)` (the candidates' rollout values on common samples)."""
+    diff = values - values[:, :1]
+    return diff.mean(axis=2), diff.std(axis=2, ddof=1) / np.sqrt(values.shape[2])
+
+
+def survivors(values: np.ndarray, alive: np.ndarray) -> np.ndarray:
+    """`(n, C)` the candidates of `alive` that go on after the screening samples `values` `(n, C, s)`:
+    those whose paired mean gain is above minus `SCREEN_ERRORS` standard errors; the first while
+    another does."""
+    mean, error = paired_gains(values)
+    kept = alive & (mean + SCREEN_ERRORS * error > 0)
+    kept[:, 0] = kept[:, 1:].any(axis=1)
+    return kept
+
+
+def lower_bounds(values: np.ndarray, alive: np.ndarray, margin: float) -> np.ndarray:
+    """`(n, C)` each `alive` candidate's paired mean gain over the first minus `margin` standard
+    errors, over the samples of `values` `(n, C, S)`; 0 for the first, -inf for the others."""
+    mean, error = paired_gains(values)
+    bound = np.where(alive, mean - margin * error, -np.inf)
+    bound[:, 0] = 0
+    return bound
 
 
 def _sorted_codes(counts: np.ndarray) -> np.ndarray:

@@ -111,7 +111,9 @@ def test_search_improves_on_its_base_policy() -> None:
 
 
 @pytest.mark.parametrize(
-    "options", [{"samples": 1}, {"top": 1}, {"horizon": 0}, {"samples": 2.5}], ids=lambda o: next(iter(o))
+    "options",
+    [{"samples": 1}, {"top": 1}, {"horizon": 0}, {"samples": 2.5}, {"screen": 1}, {"screen": 4.0}],
+    ids=lambda o: f"{next(iter(o))}={next(iter(o.values()))}",
 )
 def test_bad_parameters_are_refused(options: dict) -> None:
     with pytest.raises(ValueError, match=next(iter(options))):
@@ -133,3 +135,41 @@ def test_a_network_base_offers_its_most_likely_actions() -> None:
     expected = np.where(np.take_along_axis(masks, expected, axis=1), expected, -1)
     np.testing.assert_array_equal(candidates, expected)
     assert (candidates[:, 0] == choice).all() and (candidates[:, 1] >= 0).any()
+
+
+def rollout_rows(search: SearchPolicy, obs: np.ndarray, masks: np.ndarray) -> tuple[np.ndarray, int]:
+    """The actions of ``search`` and the rows its rollouts started."""
+    started = []
+    play = search.rollouts
+
+    def counted(state: dict, first: np.ndarray) -> np.ndarray:
+        started.append(len(first))
+        return play(state, first)
+
+    search.rollouts = counted  # type: ignore[method-assign]
+    return search(obs, masks), sum(started)
+
+
+def test_every_legal_candidate_is_played_in_every_sample_without_screening() -> None:
+    """``screen=None``: one rollout per legal candidate and sample (none for the missing candidates of
+    a decision with fewer legal actions than ``top``, e.g. take or draw, R8)."""
+    rules = Rules()
+    obs, masks = to_act(midgame(rules, 24, 30, seed=2))  # every game to choose: take or draw
+    search = SearchPolicy(rules=rules, seed=0, samples=6, top=4, screen=None)
+    searched = decode(obs).phase != SETUP
+    candidates = search.candidates(obs, masks, search.base(obs, masks))[searched]
+    _, rows = rollout_rows(search, obs, masks)
+    legal = candidates >= 0
+    assert rows == 6 * legal[legal[:, 1]].sum()
+    assert (~legal).any()  # some decision had fewer legal actions than top
+
+
+def test_screening_drops_candidates_the_first_samples_reject() -> None:
+    """With ``screen``, the first samples are played by every candidate; those whose paired mean gain
+    is clearly negative play no more, so fewer rollouts start; a decision either way is legal."""
+    rules = Rules()
+    obs, masks = to_act(midgame(rules, 24, 31, seed=2))
+    full, full_rows = rollout_rows(SearchPolicy(rules=rules, seed=0, samples=16, screen=None), obs, masks)
+    screened, screened_rows = rollout_rows(SearchPolicy(rules=rules, seed=0, samples=16, screen=4), obs, masks)
+    assert screened_rows < full_rows
+    assert masks[np.arange(len(obs)), screened].all() and masks[np.arange(len(obs)), full].all()

@@ -1,0 +1,92 @@
+"""Search's decision rules compared offline: rollouts spent and held-out gain per decision.
+
+Run: ``python benchmarks/search_decisions.py [--base counting] [--players 2] [--decisions 3000]
+[--samples 32] [--screens none,4,8,16] [--margins 1.5,2,2.5]``. It plays ``--base`` against itself,
+keeps decisions of play (no setup flips) with at least two candidates, and plays every legal
+candidate of each in ``2 x samples`` sampled positions ([`positions()`][skyjo_env.agents.search.positions],
+[`SearchPolicy.rollouts()`][skyjo_env.agents.search.SearchPolicy.rollouts]). Each rule (screening
+samples, margin) decides from the first ``samples`` as `search` does; the other ``samples`` positions,
+unseen by the rule, then value its choice: the **held-out gain** is the chosen candidate's mean gain
+over the base's choice there (search's value units: round points, or `win_points` per game result),
+averaged over every decision with its standard error. Rollouts are counted per decision against
+every candidate playing every sample (no screening). Games tell strength; this tells, in minutes,
+which rules spend less for the same choices (`benchmarks/search.py` plays the games).
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+from threadpoolctl import threadpool_limits
+
+from skyjo_env import Rules, SkyjoEngine, agents
+from skyjo_env.agents.search import SearchPolicy, lower_bounds, positions, survivors
+from skyjo_env.agents.view import SETUP, decode
+from skyjo_env.observation import observe
+
+
+def decisions(base: str, rules: Rules, wanted: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """About `wanted` observations and masks of play from `base`'s self-play, every 7th step of 64 games."""
+    engine = SkyjoEngine(rules, 64, seed=seed)
+    policy = agents.make(base, rules=rules)
+    observations, masks = [], []
+    kept, step = 0, 0
+    while kept < wanted:
+        obs, mask = observe(engine, engine.current), engine.legal_mask()
+        if step % 7 == 3:
+            play = decode(obs).phase != SETUP
+            observations.append(obs[play])
+            masks.append(mask[play])
+            kept += int(play.sum())
+        engine.step(policy(obs, mask))
+        step += 1
+    return np.concatenate(observations)[:wanted], np.concatenate(masks)[:wanted]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--base", default="counting")
+    parser.add_argument("--players", type=int, default=2)
+    parser.add_argument("--decisions", type=int, default=3000)
+    parser.add_argument("--samples", type=int, default=32, help="samples a rule decides from (as many more value it)")
+    parser.add_argument("--top", type=int, default=4)
+    parser.add_argument("--screens", default="none,4,8,16", help="screening samples to compare ('none': no screening)")
+    parser.add_argument("--margins", default="1.5,2,2.5")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+    rules = Rules(num_players=args.players)
+    S = args.samples
+    with threadpool_limits(1):
+        started = time.perf_counter()
+        obs, masks = decisions(args.base, rules, args.decisions, args.seed)
+        search = SearchPolicy(base=args.base, samples=S, top=args.top, rules=rules, seed=args.seed)
+        candidates = search.candidates(obs, masks, np.asarray(search.base(obs, masks)).astype(np.int64))
+        rows = np.flatnonzero(candidates[:, 1] >= 0)
+        candidates = candidates[rows]
+        n, C = candidates.shape
+        start = positions(decode(obs).take(rows), rules, 2 * S, np.random.default_rng(args.seed))
+        legal = candidates >= 0
+        i, c, s = np.nonzero(np.broadcast_to(legal[:, :, None], (n, C, 2 * S)))
+        values = np.zeros((n, C, 2 * S))
+        values[i, c, s] = search.rollouts({k: a[i * 2 * S + s] for k, a in start.items()}, candidates[i, c])
+        print(f"{n} decisions of {args.players}-player {args.base} self-play with 2+ candidates, {i.size:,} rollouts "
+              f"in {time.perf_counter() - started:.0f} s", flush=True)  # fmt: skip
+    held_out = values[:, :, S:] - values[:, :1, S:]
+    everything = legal.sum() * S
+    for screen in args.screens.split(","):
+        first = S if screen == "none" else min(int(screen), S)
+        alive = legal if first == S else survivors(values[:, :, :first], legal)
+        spent = legal.sum() * first + alive.sum() * (S - first)
+        for margin in (float(m) for m in args.margins.split(",")):
+            bound = lower_bounds(values[:, :, :S], alive, margin)
+            choice = np.where(bound.max(axis=1) > 0, bound.argmax(axis=1), 0)
+            gain = held_out[np.arange(n), choice].mean(axis=1)
+            print(f"screen {screen:>4}, margin {margin:.1f}: rollouts {spent / everything:.3f} of every candidate x "
+                  f"sample, base's choice left in {np.mean(choice > 0):.3f} of decisions, held-out gain "
+                  f"{gain.mean():+.4f} ± {gain.std(ddof=1) / np.sqrt(n):.4f} per decision")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()
