@@ -6,6 +6,7 @@ Wherever an agent is named (`agents.make`, `agents.load`, `skyjo tournament --ag
 spec                                       | agent
 ------------------------------------------ | -----
 `counting`                                 | a registered name ([`names()`][names]: built-in, shipped PPO agents, and installed plug-ins)
+`search:samples=16,base=ppo-2p`            | a registered name with options for its factory, `NAME:key=value,...` (a value reads as an integer, a number, `none`, `true`, `false` or text), named by the whole spec in tables
 `runs/mine`, `runs/mine/agent.npz`         | a trained agent: a run folder or its `checkpoint/` (their `agent.npz`, whichever backend trained it), or an `.npz` policy file
 `mybots.greedy:Greedy`, `bots/bot.py:make` | `module:attr` or `path/to/file.py:attr`, where `attr` is a policy, a factory that returns one (a class, or a callable without required arguments), or a plain function `(observations, masks) -> actions`
 `mine=SPEC`                                | any of the above, named `mine` in tables
@@ -42,6 +43,7 @@ from skyjo_env.rules import Rules
 AGENT_FILE = "agent.npz"
 _ALIAS = re.compile(r"^([A-Za-z0-9_.+#-]+)=(.+)$")
 _MODULE = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
+_OPTIONS = re.compile(r"^([A-Za-z0-9_.+#-]+):([A-Za-z_]\w*=[^,=]+(?:,[A-Za-z_]\w*=[^,=]+)*)$")
 
 
 class FunctionPolicy:
@@ -116,6 +118,13 @@ def check(spec: str) -> None:
         check(rest)
 
 
+def has_options(spec: str) -> bool:
+    """`spec` is a registered name with options, `NAME:key=value,...` (or `alias=` one)."""
+    alias = _ALIAS.match(spec)
+    options = _OPTIONS.match(alias.group(2) if alias is not None else spec)
+    return options is not None and options.group(1) in registry.names()
+
+
 def _classify(spec: str) -> tuple[str, str]:
     """`(kind, rest)`: `("alias", inner spec)`, `("name", spec)`, `("path", spec)` or
     `("import", spec)`; `ValueError` for a spec that is none of them."""
@@ -126,13 +135,20 @@ def _classify(spec: str) -> tuple[str, str]:
         return "alias", alias.group(2)
     if spec in registry.names():
         return "name", spec
+    options = _OPTIONS.match(spec)
+    if options is not None:
+        if options.group(1) not in registry.names():
+            raise ValueError(
+                f"unknown agent {options.group(1)!r} in {spec!r}; known agents: {', '.join(registry.names())}"
+            )
+        return "options", spec
     if Path(spec).expanduser().exists():
         return "path", spec
     if ":" in spec:
         return "import", spec
     raise ValueError(
-        f"unknown agent {spec!r}; known agents: {', '.join(registry.names())} (or give a trained agent's "
-        "file or run folder, module:attr, or file.py:attr)"
+        f"unknown agent {spec!r}; known agents: {', '.join(registry.names())} (with options: NAME:key=value,...; "
+        "or give a trained agent's file or run folder, module:attr, or file.py:attr)"
     )
 
 
@@ -145,6 +161,17 @@ def _from_text(spec: str, rules: Rules | None, seed: int | None, kwargs: dict[st
         factory = registry.factory(spec)
         assert factory is not None  # _classify found the name
         return _built(factory, spec, rules, seed, kwargs)
+    if kind == "options":
+        name, options = _split_options(spec)
+        both = sorted(set(options) & set(kwargs))
+        if both:
+            raise ValueError(f"agent spec {spec!r} sets option(s) {both} that are also given as keyword arguments")
+        factory = registry.factory(name)
+        assert factory is not None  # _classify found the name
+        try:
+            return _renamed(_built(factory, name, rules, seed, options | kwargs), spec)
+        except ValueError as exc:
+            raise ValueError(f"agent spec {spec!r}: {exc}") from None
     if kwargs:
         raise ValueError(
             f"agent spec {spec!r} takes no options ({sorted(kwargs)}); only a registered name's factory does"
@@ -152,6 +179,26 @@ def _from_text(spec: str, rules: Rules | None, seed: int | None, kwargs: dict[st
     if kind == "path":
         return _trained(Path(spec).expanduser(), spec, rules, seed)
     return _imported(spec, rules, seed)
+
+
+def _split_options(spec: str) -> tuple[str, dict[str, Any]]:
+    """`("search", {"samples": 16, "base": "ppo-2p"})` from `"search:samples=16,base=ppo-2p"`."""
+    name, _, text = spec.partition(":")
+    return name, {key: _option_value(value) for key, value in (item.split("=", 1) for item in text.split(","))}
+
+
+def _option_value(text: str) -> Any:
+    """An option's value: an integer, a number, `None` for `none`, `True` / `False` for `true` /
+    `false`, or the text itself."""
+    words = {"none": None, "true": True, "false": False}
+    if text.lower() in words:
+        return words[text.lower()]
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
 
 
 def _built(factory: Any, spec: str, rules: Rules | None, seed: int | None, kwargs: dict[str, Any]) -> Any:

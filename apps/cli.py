@@ -53,7 +53,8 @@ def add_tournament_parser(subparsers: argparse._SubParsersAction) -> None:
         description="Play complete games among agents (seats rotated), print a table and write "
         "tournament.json, tournament.csv, tournament.md and round_scores.png (with matplotlib).",
         epilog=f"Agents: {', '.join(agents.names())}; or a trained agent's file or run folder, "
-        "module:attr, path/to/file.py:attr, and alias=SPEC to name one in the table.",
+        "module:attr, path/to/file.py:attr, NAME:key=value,... for a registered name's options, and alias=SPEC "
+        "to name one in the table.",
     )
     parser.add_argument("--agents", nargs="+", type=agent_spec, required=True, metavar="SPEC",
                         help="agent specs (repeat one to enter it twice)")  # fmt: skip

@@ -17,6 +17,7 @@ from skyjo_env.agents.mlp_policy import MLPPolicy
 from skyjo_env.apps.cli import main
 from skyjo_env.evaluation.tournament import run_tournament
 from skyjo_env.observation import size
+from skyjo_env.train.config import opponent_weight
 
 from test_heuristics import H, make_obs  # the heuristics tests' hand-made observations
 
@@ -135,6 +136,13 @@ def test_an_entry_point_plugin_is_discovered(tmp_path: Path, bot_file: Path, mon
         ("{bot}:broken_factory", r"calling broken_factory\(\) failed: RuntimeError: no luck"),
         ("{dir}/missing.py:policy", r"no file"),
         ("{dir}:x", r"is neither a module name nor a .py file"),
+        ("serch:samples=4", r"unknown agent 'serch' in 'serch:samples=4'; known agents: counting, "),
+        (
+            "search:smples=4",
+            r"'search:smples=4': agent 'search' takes no option\(s\) \['smples'\]; its options are \['base', 'samples'",
+        ),
+        ("search:samples=1", r"'search:samples=1': samples=1 is not allowed; use an integer of at least 2"),
+        ("search:base=wizard", r"'search:base=wizard': unknown agent 'wizard'"),
     ],
 )
 def test_a_bad_spec_is_one_value_error_naming_it(bot_file: Path, spec: str, message: str):
@@ -142,6 +150,18 @@ def test_a_bad_spec_is_one_value_error_naming_it(bot_file: Path, spec: str, mess
     with pytest.raises(ValueError, match=message) as caught:
         agents.make(spec)
     assert "\n" not in str(caught.value)
+
+
+def test_a_registered_name_takes_options_in_its_spec():
+    """`NAME:key=value,...`: integers, numbers, none, true / false and text go to the factory; the
+    whole spec names the agent; an alias renames it; keyword arguments may add others, not repeat them."""
+    search = agents.make("search:samples=6,margin=1.5,horizon=none,base=ppo-2p", players=2, top=3)
+    assert (search.samples, search.margin, search.horizon, search.top) == (6, 1.5, None, 3)
+    assert search.base.name == "ppo-2p" and search.name == "search:samples=6,margin=1.5,horizon=none,base=ppo-2p"
+    assert agents.make("ppo-2p:greedy=false").greedy is False
+    assert agents.make("fast=search:samples=4").name == "fast"
+    with pytest.raises(ValueError, match=r"sets option\(s\) \['samples'\] that are also given"):
+        agents.make("search:samples=4", samples=8)
 
 
 def test_an_agent_trained_for_another_player_count_names_both_counts(tmp_path: Path):
@@ -206,3 +226,20 @@ def test_trained_agent_name_is_the_run_folder_unless_that_is_a_registered_name(t
     assert specs.trained_agent_name(tmp_path / "run-a") == "run-a"
     assert specs.trained_agent_name(tmp_path / "run-a" / "agent.npz") == "run-a"
     assert specs.trained_agent_name(Path("runs/ppo-2p")) == "runs/ppo-2p"
+
+
+@pytest.mark.parametrize(
+    ("text", "parsed"),
+    [
+        ("counting", ("counting", 1.0)),
+        ("counting=0.5", ("counting", 0.5)),
+        ("mine=counting", ("mine=counting", 1.0)),
+        ("mine=counting=2", ("mine=counting", 2.0)),
+        ("search:samples=8", ("search:samples=8", 1.0)),
+        ("search:samples=8,top=3=0.25", ("search:samples=8,top=3", 0.25)),
+        ("fast=search:samples=8", ("fast=search:samples=8", 1.0)),
+    ],
+)
+def test_an_opponent_weight_is_told_from_an_alias_and_an_option(text: str, parsed: tuple[str, float]):
+    """`skyjo train --opponents SPEC[=W]`: the last `=` gives a weight unless it belongs to the spec."""
+    assert opponent_weight(text) == parsed

@@ -46,6 +46,8 @@ def opponent_weight(text: str) -> tuple[str, float]:
             value = float(weight)
         except ValueError:  # '=' belongs to the spec (alias=SPEC): no weight given
             return text, 1.0
+        if specs.has_options(text):  # the '=' sets an option (search:samples=8): no weight given
+            return text, 1.0
         if not (math.isfinite(value) and value >= 0):
             raise ValueError(f"the weight of {spec!r} must be a finite number >= 0, got {weight!r}")
         return spec, value
