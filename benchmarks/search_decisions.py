@@ -1,15 +1,17 @@
 """Search's decision rules compared offline: rollouts spent and held-out gain per decision.
 
 Run: ``python benchmarks/search_decisions.py [--base counting] [--players 2] [--decisions 3000]
-[--samples 32] [--screens none,4,8,16] [--margins 1.5,2,2.5]``. It plays ``--base`` against itself,
-keeps decisions of play (no setup flips) with at least two candidates, and plays every legal
-candidate of each in ``2 x samples`` sampled positions ([`positions()`][skyjo_env.agents.search.positions],
-[`SearchPolicy.rollouts()`][skyjo_env.agents.search.SearchPolicy.rollouts]). Each rule (screening
-samples, margin) decides from the first ``samples`` as `search` does; the other ``samples`` positions,
-unseen by the rule, then value its choice: the **held-out gain** is the chosen candidate's mean gain
-over the base's choice there (search's value units: round points, or `win_points` per game result),
-averaged over every decision with its standard error. Rollouts are counted per decision against
-every candidate playing every sample (no screening). Games tell strength; this tells, in minutes,
+[--samples 8,16,32] [--held-out 32] [--screens none,4,8,16] [--margins 1.5,2,2.5]``. It plays
+``--base`` against itself, keeps decisions of play (no setup flips) with at least two candidates,
+and plays every legal candidate of each in ``max(samples) + held-out`` sampled positions
+([`positions()`][skyjo_env.agents.search.positions],
+[`SearchPolicy.rollouts()`][skyjo_env.agents.search.SearchPolicy.rollouts]). Each rule (sample
+budget, screening samples, margin) decides from the first positions as `search` does; the last
+``held-out`` positions, unseen by every rule, then value its choice: the **held-out gain** is the
+chosen candidate's mean gain over the base's choice there (search's value units: round points, or
+`win_points` per game result), averaged over every decision with its standard error: a budget /
+strength curve in minutes. Rollouts are counted per decision against every candidate playing
+every sample of the largest budget (no screening). Games tell strength; this tells, in minutes,
 which rules spend less for the same choices (`benchmarks/search.py` plays the games).
 """
 
@@ -50,14 +52,16 @@ def main() -> None:
     parser.add_argument("--base", default="counting")
     parser.add_argument("--players", type=int, default=2)
     parser.add_argument("--decisions", type=int, default=3000)
-    parser.add_argument("--samples", type=int, default=32, help="samples a rule decides from (as many more value it)")
+    parser.add_argument("--samples", default="32", help="comma-separated sample budgets the rules decide from")
+    parser.add_argument("--held-out", type=int, default=32, help="further samples that value the rules' choices")
     parser.add_argument("--top", type=int, default=4)
     parser.add_argument("--screens", default="none,4,8,16", help="screening samples to compare ('none': no screening)")
     parser.add_argument("--margins", default="1.5,2,2.5")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
     rules = Rules(num_players=args.players)
-    S = args.samples
+    budgets = [int(b) for b in args.samples.split(",")]
+    S, H = max(budgets), args.held_out
     with threadpool_limits(1):
         started = time.perf_counter()
         obs, masks = decisions(args.base, rules, args.decisions, args.seed)
@@ -66,26 +70,27 @@ def main() -> None:
         rows = np.flatnonzero(candidates[:, 1] >= 0)
         candidates = candidates[rows]
         n, C = candidates.shape
-        start = positions(decode(obs).take(rows), rules, 2 * S, np.random.default_rng(args.seed))
+        start = positions(decode(obs).take(rows), rules, S + H, np.random.default_rng(args.seed))
         legal = candidates >= 0
-        i, c, s = np.nonzero(np.broadcast_to(legal[:, :, None], (n, C, 2 * S)))
-        values = np.zeros((n, C, 2 * S))
-        values[i, c, s] = search.rollouts({k: a[i * 2 * S + s] for k, a in start.items()}, candidates[i, c])
+        i, c, s = np.nonzero(np.broadcast_to(legal[:, :, None], (n, C, S + H)))
+        values = np.zeros((n, C, S + H))
+        values[i, c, s] = search.rollouts({k: a[i * (S + H) + s] for k, a in start.items()}, candidates[i, c])
         print(f"{n} decisions of {args.players}-player {args.base} self-play with 2+ candidates, {i.size:,} rollouts "
               f"in {time.perf_counter() - started:.0f} s", flush=True)  # fmt: skip
     held_out = values[:, :, S:] - values[:, :1, S:]
     everything = legal.sum() * S
-    for screen in args.screens.split(","):
-        first = S if screen == "none" else min(int(screen), S)
-        alive = legal if first == S else survivors(values[:, :, :first], legal)
-        spent = legal.sum() * first + alive.sum() * (S - first)
-        for margin in (float(m) for m in args.margins.split(",")):
-            bound = lower_bounds(values[:, :, :S], alive, margin)
-            choice = np.where(bound.max(axis=1) > 0, bound.argmax(axis=1), 0)
-            gain = held_out[np.arange(n), choice].mean(axis=1)
-            print(f"screen {screen:>4}, margin {margin:.1f}: rollouts {spent / everything:.3f} of every candidate x "
-                  f"sample, base's choice left in {np.mean(choice > 0):.3f} of decisions, held-out gain "
-                  f"{gain.mean():+.4f} ± {gain.std(ddof=1) / np.sqrt(n):.4f} per decision")  # fmt: skip
+    for budget in budgets:
+        for screen in args.screens.split(","):
+            first = budget if screen == "none" else min(int(screen), budget)
+            alive = legal if first == budget else survivors(values[:, :, :first], legal)
+            spent = legal.sum() * first + alive.sum() * (budget - first)
+            for margin in (float(m) for m in args.margins.split(",")):
+                bound = lower_bounds(values[:, :, :budget], alive, margin)
+                choice = np.where(bound.max(axis=1) > 0, bound.argmax(axis=1), 0)
+                gain = held_out[np.arange(n), choice].mean(axis=1)
+                print(f"samples {budget:>3}, screen {screen:>4}, margin {margin:.1f}: rollouts {spent / everything:.3f}, "
+                      f"base's choice left in {np.mean(choice > 0):.3f} of decisions, held-out gain "
+                      f"{gain.mean():+.4f} ± {gain.std(ddof=1) / np.sqrt(n):.4f} per decision")  # fmt: skip
 
 
 if __name__ == "__main__":
