@@ -7,7 +7,8 @@ and plays every legal candidate of each in ``max(samples) + held-out`` sampled p
 ([`positions()`][skyjo_env.agents.search.positions],
 [`SearchPolicy.rollouts()`][skyjo_env.agents.search.SearchPolicy.rollouts]). Each rule (sample
 budget, screening samples, margin) decides from the first positions as `search` does; the last
-``held-out`` positions, unseen by every rule, then value its choice: the **held-out gain** is the
+``held-out`` positions, unseen by every rule, then value its choice by full rollouts (to the round's
+end; a rule may decide from rollouts cut at ``--horizons``): the **held-out gain** is the
 chosen candidate's mean gain over the base's choice there (search's value units: round points, or
 `win_points` per game result), averaged over every decision with its standard error: a budget /
 strength curve in minutes. Rollouts are counted per decision against every candidate playing
@@ -57,13 +58,15 @@ def main() -> None:
     parser.add_argument("--top", type=int, default=4)
     parser.add_argument("--screens", default="none,4,8,16", help="screening samples to compare ('none': no screening)")
     parser.add_argument("--margins", default="1.5,2,2.5")
+    parser.add_argument(
+        "--horizons", default="none", help="rollout horizons the rules decide from ('none': the round's end)"
+    )
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
     rules = Rules(num_players=args.players)
     budgets = [int(b) for b in args.samples.split(",")]
     S, H = max(budgets), args.held_out
     with threadpool_limits(1):
-        started = time.perf_counter()
         obs, masks = decisions(args.base, rules, args.decisions, args.seed)
         search = SearchPolicy(base=args.base, samples=S, top=args.top, rules=rules, seed=args.seed)
         candidates = search.candidates(obs, masks, np.asarray(search.base(obs, masks)).astype(np.int64))
@@ -72,25 +75,43 @@ def main() -> None:
         n, C = candidates.shape
         start = positions(decode(obs).take(rows), rules, S + H, np.random.default_rng(args.seed))
         legal = candidates >= 0
-        i, c, s = np.nonzero(np.broadcast_to(legal[:, :, None], (n, C, S + H)))
-        values = np.zeros((n, C, S + H))
-        values[i, c, s] = search.rollouts({k: a[i * (S + H) + s] for k, a in start.items()}, candidates[i, c])
-        print(f"{n} decisions of {args.players}-player {args.base} self-play with 2+ candidates, {i.size:,} rollouts "
-              f"in {time.perf_counter() - started:.0f} s", flush=True)  # fmt: skip
-    held_out = values[:, :, S:] - values[:, :1, S:]
-    everything = legal.sum() * S
-    for budget in budgets:
-        for screen in args.screens.split(","):
-            first = budget if screen == "none" else min(int(screen), budget)
-            alive = legal if first == budget else survivors(values[:, :, :first], legal)
-            spent = legal.sum() * first + alive.sum() * (budget - first)
-            for margin in (float(m) for m in args.margins.split(",")):
-                bound = lower_bounds(values[:, :, :budget], alive, margin)
-                choice = np.where(bound.max(axis=1) > 0, bound.argmax(axis=1), 0)
-                gain = held_out[np.arange(n), choice].mean(axis=1)
-                print(f"samples {budget:>3}, screen {screen:>4}, margin {margin:.1f}: rollouts {spent / everything:.3f}, "
-                      f"base's choice left in {np.mean(choice > 0):.3f} of decisions, held-out gain "
-                      f"{gain.mean():+.4f} ± {gain.std(ddof=1) / np.sqrt(n):.4f} per decision")  # fmt: skip
+        values, seconds = play(search, start, candidates, S + H)
+        print(f"{n} decisions of {args.players}-player {args.base} self-play with 2+ candidates, rollouts of "
+              f"{legal.sum() * (S + H):,} (candidate, sample) pairs in {seconds:.0f} s", flush=True)  # fmt: skip
+        held_out = values[:, :, S:] - values[:, :1, S:]
+        everything = legal.sum() * S
+        for horizon in args.horizons.split(","):
+            if horizon != "none":
+                truncated = SearchPolicy(base=args.base, samples=S, top=args.top, horizon=int(horizon), rules=rules)
+                values, seconds = play(truncated, {k: a.reshape(n, S + H, *a.shape[1:])[:, :S].reshape(n * S, *a.shape[1:])
+                                                   for k, a in start.items()}, candidates, S)  # fmt: skip
+                print(f"horizon {horizon}: {seconds:.0f} s for the {S} samples", flush=True)
+            for budget in budgets:
+                for screen in args.screens.split(","):
+                    first = budget if screen == "none" else min(int(screen), budget)
+                    alive = legal if first == budget else survivors(values[:, :, :first], legal)
+                    spent = legal.sum() * first + alive.sum() * (budget - first)
+                    for margin in (float(m) for m in args.margins.split(",")):
+                        bound = lower_bounds(values[:, :, :budget], alive, margin)
+                        choice = np.where(bound.max(axis=1) > 0, bound.argmax(axis=1), 0)
+                        gain = held_out[np.arange(n), choice].mean(axis=1)
+                        print(f"horizon {horizon:>4}, samples {budget:>3}, screen {screen:>4}, margin {margin:.1f}: "
+                              f"rollouts {spent / everything:.3f}, base's choice left in {np.mean(choice > 0):.3f} "
+                              f"of decisions, held-out gain {gain.mean():+.4f} ± {gain.std(ddof=1) / np.sqrt(n):.4f} "
+                              "per decision", flush=True)  # fmt: skip
+
+
+def play(
+    search: SearchPolicy, start: dict[str, np.ndarray], candidates: np.ndarray, samples: int
+) -> tuple[np.ndarray, float]:
+    """`(n, C, samples)` rollout values of every legal candidate in every sample of `start`
+    (`samples` per decision), 0 for the missing candidates, and the seconds they took."""
+    started = time.perf_counter()
+    n, C = candidates.shape
+    i, c, s = np.nonzero(np.broadcast_to((candidates >= 0)[:, :, None], (n, C, samples)))
+    values = np.zeros((n, C, samples))
+    values[i, c, s] = search.rollouts({k: a[i * samples + s] for k, a in start.items()}, candidates[i, c])
+    return values, time.perf_counter() - started
 
 
 if __name__ == "__main__":
