@@ -1,13 +1,14 @@
 """Regenerate docs/leaderboard.md: every heuristic and shipped agent on the benchmark's full suite.
 
-Run: ``python benchmarks/leaderboard.py [--suite full] [--agents NAME ...] [--reuse]``. First the stored
-scale (``evaluation/benchmark_scale.json``) is brought up to date: if it is for another version (a
+Run: ``python benchmarks/leaderboard.py [--suite full] [--agents NAME ...] [--reuse] [--workers W]``.
+First the stored scale (``evaluation/benchmark_scale.json``) is brought up to date: if it is for another version (a
 reference agent, the engine or the observations changed), the reference matches are played and
 the file is rewritten. Then ``skyjo benchmark NAME --suite SUITE --out runs/leaderboard-SUITE/NAME``
 runs for each agent (by default the heuristics and every shipped network, the mixed-table one once,
 not under each of its seated names; ``--reuse`` keeps a card already there for the suite's current version), and
 the part of docs/leaderboard.md between its two ``leaderboard`` markers is rewritten from the cards'
-``benchmark.json``. The rest of the page is written by hand and kept.
+``benchmark.json``. ``--workers W`` plays W cards at once, one process each (one per core). The
+rest of the page is written by hand and kept.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ import argparse
 import json
 import re
 import time
+from concurrent.futures import ProcessPoolExecutor
+from functools import partial
 from pathlib import Path
 
 from threadpoolctl import threadpool_limits
@@ -41,13 +44,14 @@ def update_scale(scale: benchmark.Scale) -> None:
     print(f"played the reference matches of scale {scale.version} in {duration(calibration.seconds)}; wrote {path}")
 
 
-def card(name: str, suite: benchmark.Suite, reuse: bool) -> dict:
+def card(name: str, suite: benchmark.Suite, reuse: bool, progress: bool = True) -> dict:
     """The card of ``name`` on ``suite``: played by ``skyjo benchmark``, or reused if current."""
     out = Path(f"runs/leaderboard-{suite.id}/{name}")
     path = out / "benchmark.json"
+    quiet = [] if progress else ["--no-progress"]
     if reuse and path.is_file() and json.loads(path.read_text())["suite"]["version"] == suite.version:
         print(f"reusing {path}")
-    elif skyjo(["benchmark", name, "--suite", suite.id, "--out", str(out)]) != 0:
+    elif skyjo(["benchmark", name, "--suite", suite.id, "--out", str(out), *quiet]) != 0:
         raise SystemExit(f"skyjo benchmark {name} failed")
     return json.loads(path.read_text())
 
@@ -99,10 +103,15 @@ def main() -> None:
     networks = [n for n in pretrained.available() if n not in pretrained.SEATED]  # a seated name is its network
     parser.add_argument("--agents", nargs="+", default=[*benchmark.HEURISTICS, *networks], metavar="NAME")
     parser.add_argument("--reuse", action="store_true", help="keep cards already played on the current suite version")
+    parser.add_argument("--workers", type=int, default=1, help="cards played at once, one process each")
     args = parser.parse_args()
+    if args.workers < 1:
+        parser.error(f"--workers {args.workers}: use at least 1")
     suite = benchmark.SUITES[args.suite]
     update_scale(suite.scale)
-    write_page(leaderboard([card(name, suite, args.reuse) for name in args.agents], suite))
+    play = partial(card, suite=suite, reuse=args.reuse, progress=args.workers == 1)
+    with ProcessPoolExecutor(args.workers) as pool:
+        write_page(leaderboard(list(pool.map(play, args.agents)), suite))
 
 
 if __name__ == "__main__":
