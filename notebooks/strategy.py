@@ -486,8 +486,8 @@ plt.show()
 #   added, from 14% of rounds with 2 players to about 29% with 5 and 6, and a little less
 #   with 7 and 8.
 # * **Agents by table size.** Section 5 was added later; its PPO points are the shipped agents,
-#   whose 10,000-game figures against P - 1 counting players are in the README: 0.603 at 2
-#   players, 0.425 at 3, 0.361 at 4, 0.242 at 5, 0.204 at 6, 0.185 at 7, 0.156 at 8, every one
+#   whose 10,000-game figures against P - 1 counting players are in the README: 0.679 at 2
+#   players, 0.425 at 3, 0.380 at 4, 0.242 at 5, 0.204 at 6, 0.185 at 7, 0.156 at 8, every one
 #   above 1 / P; at 5, 6, 7 and 8 players (one network, `ppo-mixed`) its mean round score is
 #   0.70 to 1.08 points below that of the counting players at its table (0.79, 0.94, 1.08 and
 #   0.70 over the 1,500 games of each size), and 1.33 below at 3 players (`ppo-3p`).

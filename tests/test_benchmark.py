@@ -35,7 +35,7 @@ from skyjo_env.evaluation.benchmark import (
 )  # fmt: skip
 
 #: A test-only scale and suite: 2 and 3 players, 6 games per match.
-TINY_SCALE = Scale(players=(2, 3), games=6, seed=7)
+TINY_SCALE = Scale(players=(2, 3), games=6, seed=7, prior_share=0.05)  # six games: a prior that keeps 6-0 fits finite
 TINY = Suite("tiny", games=6, seed=3, scale=TINY_SCALE)
 
 
