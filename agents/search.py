@@ -17,8 +17,8 @@ believe. At each decision of play (setup flips are left to the base policy):
   of the round, all games, candidates and samples in one engine, the base called once per step on
   every row. With `screen`, every candidate first plays that many samples only; one whose paired
   mean gain over the base's choice is then below minus half its standard error plays no more, and
-  a decision left with no other candidate ends there. With `horizon` the rollouts stop after that many steps and every grid counts its
-  face-down slots at the mean of the unseen cards.
+  a decision left with no other candidate ends there. With `horizon` the rollouts stop after that
+  many steps and every grid counts its face-down slots at the mean of the unseen cards.
 * Value, for the searching seat: the opponents' mean round score minus its own (after R17's
   doubling), or, where the round's end ends the game (R19), `win_points` times its share of the
   result (R20: the winners share +1, the others -1).
