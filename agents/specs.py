@@ -126,8 +126,8 @@ def has_options(spec: str) -> bool:
 
 
 def _classify(spec: str) -> tuple[str, str]:
-    """`(kind, rest)`: `("alias", inner spec)`, `("name", spec)`, `("path", spec)` or
-    `("import", spec)`; `ValueError` for a spec that is none of them."""
+    """`(kind, rest)`: `("alias", inner spec)`, `("name", spec)`, `("options", spec)`, `("path", spec)`
+    or `("import", spec)`; `ValueError` for a spec that is none of them."""
     if not isinstance(spec, str) or not spec.strip():
         raise ValueError(f"an agent spec must be a non-empty string, got {spec!r}")
     alias = _ALIAS.match(spec)
