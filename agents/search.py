@@ -126,17 +126,16 @@ class SearchPolicy:
         values = np.zeros((n, C, S))
         alive = candidates >= 0
         first = S if self.screen is None else min(self.screen, S)
-        self._play(start, candidates, values, alive[:, :, None] & (np.arange(S) < first))
+        self.fill(start, candidates, values, alive[:, :, None] & (np.arange(S) < first))
         if first < S:
             alive = survivors(values[:, :, :first], alive)
-            self._play(start, candidates, values, alive[:, :, None] & (np.arange(S) >= first))
+            self.fill(start, candidates, values, alive[:, :, None] & (np.arange(S) >= first))
         return lower_bounds(values, alive, self.margin)
 
-    def _play(
-        self, start: dict[str, np.ndarray], candidates: np.ndarray, values: np.ndarray, cells: np.ndarray
-    ) -> None:
-        """Fill `values[i, c, s]` for every true `cells[i, c, s]`: candidate `c` of row `i` played in
-        the row's sample `s`, then the rollout."""
+    def fill(self, start: dict[str, np.ndarray], candidates: np.ndarray, values: np.ndarray, cells: np.ndarray) -> None:
+        """Fill `values[i, c, s]` `(n, C, S)` for every true `cells[i, c, s]`: candidate `c` of row `i`
+        played in the row's sample `s` of `start` ([`positions()`][positions], `S` per row), then the
+        rollout."""
         i, c, s = np.nonzero(cells)
         if i.size:
             sample = i * values.shape[2] + s

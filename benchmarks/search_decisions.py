@@ -108,9 +108,8 @@ def play(
     (`samples` per decision), 0 for the missing candidates, and the seconds they took."""
     started = time.perf_counter()
     n, C = candidates.shape
-    i, c, s = np.nonzero(np.broadcast_to((candidates >= 0)[:, :, None], (n, C, samples)))
     values = np.zeros((n, C, samples))
-    values[i, c, s] = search.rollouts({k: a[i * samples + s] for k, a in start.items()}, candidates[i, c])
+    search.fill(start, candidates, values, np.broadcast_to((candidates >= 0)[:, :, None], (n, C, samples)))
     return values, time.perf_counter() - started
 
 
