@@ -263,6 +263,11 @@ def _fingerprint(policy: Any, rules: Rules) -> str:
 
 
 # ---------------------------------------------------------------------------- the fit
+_FIT_MAX_STEP = 1.0  #: the longest Newton step, in units of strength (a step beyond it overshoots into saturation)
+_FIT_ITERATIONS = 1000
+_FIT_MAX_GAP = 700.0  #: log-odds beyond it are certainty in floats: a fit that runs to them has no finite solution
+
+
 def fit_strengths(
     outcomes: Sequence[Outcome], fixed: Mapping[str, float], prior_share: float
 ) -> dict[str, tuple[float, float]]:
@@ -290,25 +295,40 @@ def fit_strengths(
     games = np.array([v.games * (1 + prior_share) for v in views])
     wins = np.array([v.win_shares + v.games * prior_share / v.players for v in views])
 
+    def gaps(s: np.ndarray) -> np.ndarray:
+        """Each outcome's log-odds of a win for its agent alone."""
+        return s[solo] - np.where(against >= 0, s[against], 0.0) - offset
+
     def equations(s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Each free agent's score (observed minus expected wins in its seats alone) and their Jacobian."""
-        z = s[solo] - np.where(against >= 0, s[against], 0.0) - offset
-        p = np.exp(-np.logaddexp(0, -z))  # the win probability, without overflow
-        weight = games * p * (1 - p)
+        z = gaps(s)
+        p, q = np.exp(-np.logaddexp(0, -z)), np.exp(-np.logaddexp(0, z))  # win and loss probability, stable
+        weight = games * p * q
         jacobian = np.zeros((len(free), len(free)))
         np.add.at(jacobian, (solo, solo), -weight)
         np.add.at(jacobian, (solo[against >= 0], against[against >= 0]), weight[against >= 0])
-        return np.bincount(solo, wins - games * p, minlength=len(free)), jacobian
+        # wins over expected, exact near certainty too (where p rounds to 1)
+        surplus = np.where(z > 0, wins - games + games * q, wins - games * p)
+        return np.bincount(solo, surplus, minlength=len(free)), jacobian
 
     s = np.zeros(len(free))
-    for _ in range(200):  # Newton's method, halving a step that does not shrink the scores
+    for _ in range(_FIT_ITERATIONS):  # Newton's method, steps of at most _FIT_MAX_STEP, halved while the scores grow
         score, jacobian = equations(s)
-        step = np.linalg.solve(jacobian, -score)
-        while np.abs(equations(s + step)[0]).max() > np.abs(score).max() and np.abs(step).max() > 1e-12:
+        try:
+            step = np.linalg.solve(jacobian, -score)
+        except np.linalg.LinAlgError:
+            break  # the strengths ran off to where every game's result is certain
+        step *= min(1.0, _FIT_MAX_STEP / max(np.abs(step).max(), 1e-300))
+        while np.linalg.norm(equations(s + step)[0]) > np.linalg.norm(score) and np.abs(step).max() > 1e-12:
             step /= 2
         s += step
         if np.abs(step).max() < 1e-10:
             break
+    if not (np.abs(equations(s)[0]).max() < 1e-6 * games.max() and np.abs(gaps(s)).max() < _FIT_MAX_GAP):
+        raise ValueError(
+            f"no finite strengths of {free} fit these outcomes (too few games, won or lost nearly all):"
+            f" play more games or raise prior_share (now {prior_share})"
+        )
     se = 1 / np.sqrt(-np.diag(equations(s)[1]))
     return {name: (float(s[i]), float(se[i])) for i, name in enumerate(free)}
 

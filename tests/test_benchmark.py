@@ -94,6 +94,29 @@ def test_the_prior_keeps_zero_and_full_win_rates_finite_at_any_number_of_games(p
         assert won == pytest.approx(best) and lost == pytest.approx(worst)
 
 
+def test_the_fit_recovers_strengths_so_far_apart_that_a_loss_is_near_impossible():
+    # Gaps of up to 36 units: 1 - p is about 1e-16, below what 1 - p in floats can hold.
+    truth = {"a": 0.0, "b": 9.0, "c": 18.0, "d": -9.0, "e": 27.0}
+    outcomes = [expected(x, y, p, 1000, truth) for p in (2, 3) for x in truth for y in truth if x != y]
+    fitted = fit_strengths(outcomes, {"a": 0.0}, prior_share=0)
+    assert {name: s for name, (s, _) in fitted.items()} == pytest.approx({n: truth[n] for n in "bcde"}, abs=1e-6)
+
+
+@pytest.mark.parametrize(
+    "outcomes",
+    [
+        [Outcome(2, "a", "b", 12, 12, 0)],  # no prior: a won every game, its strength runs off
+        # a prior, but a and b each won every game alone against the other: the model cannot have both
+        [Outcome(3, "a", "b", 6, 6, 0), Outcome(3, "b", "a", 6, 6, 0), Outcome(3, "a", "r", 6, 3, 0),
+         Outcome(3, "b", "r", 6, 3, 0)],
+    ],
+)  # fmt: skip
+def test_outcomes_that_no_finite_strengths_fit_are_refused_with_the_remedy(outcomes):
+    fixed, prior = ({"r": 0.0}, 0.001) if outcomes[0].players == 3 else ({"b": 0.0}, 0)
+    with pytest.raises(ValueError, match=r"no finite strengths of \['a'.*play more games or raise prior_share"):
+        fit_strengths(outcomes, fixed, prior)
+
+
 # ---------------------------------------------------------------------------- the scale
 def calibration_from(truth: dict[str, float], games: int) -> Calibration:
     """A calibration of the heuristics (a negligible prior) whose reference matches gave exactly ``truth``'s expectations."""
