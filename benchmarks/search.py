@@ -1,19 +1,24 @@
 """How much the search agent gains over its base policy, and what each decision costs.
 
 Run: ``python benchmarks/search.py [--games N] [--samples 8,16,32] [--players 2,4] [--base SPEC]
-[--against SPEC] [--workers W]``. For every sample budget it plays ``search`` against
-``players - 1`` copies of ``--against`` (by default its base policy, ``counting`` unless ``--base``
-names another), seats rotated (whole line-up blocks, `skyjo_env.evaluation.tournament`), at every
-player count. It prints the search seat's win rate with its Wilson 95% interval, the time per
-search decision (every decision of a seat, whole games, decisions of many games made together) and
-the games played per hour. ``--workers W`` splits the games over W processes (seeds ``seed + k``),
-one per core, and sums their wins and decisions. The targets of issue #36: the whole interval above
-0.5 against the base; 0.70 against counting at 2 players and 0.42 against three counting at 4.
+[--against SPEC] [--block B] [--workers W]``. For every sample budget it plays ``search`` against
+``players - 1`` copies of ``--against`` (by default its base policy: search's own, ``ppo-{P}p``,
+unless ``--base`` names another), seats rotated (whole line-up blocks,
+`skyjo_env.evaluation.tournament`), at every player count. It prints the search seat's win rate
+with its Wilson 95% interval, the time per search decision (every decision of a seat, whole games,
+decisions of many games made together) and the games played per hour.
+
+The games are played in blocks of ``--block`` (a tournament each, seed ``seed + k`` for block k;
+a block's games decide together, and blocks of a few hundred keep the rollouts' arrays small), by
+``--workers W`` processes, one per core. Wins and decisions are summed over the blocks; a line on
+stderr per finished block keeps the running tally. The targets of issue #36: the whole interval
+above 0.5 against the base; 0.70 against counting at 2 players and 0.42 against three counting at 4.
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
@@ -21,7 +26,8 @@ from dataclasses import dataclass
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from skyjo_env import agents
+from skyjo_env import Rules, agents
+from skyjo_env.agents.search import default_base
 from skyjo_env.evaluation.stats import wilson_interval
 from skyjo_env.evaluation.tournament import run_tournament
 
@@ -57,7 +63,7 @@ class Share:
 
 
 def play_share(players: int, options: dict, against: str, games: int, seed: int) -> Share:
-    """One worker's games: search (with `options`) against `players - 1` copies of `against`."""
+    """One block of games: search (with `options`) against `players - 1` copies of `against`."""
     with threadpool_limits(1):
         search = Timed(agents.make("search", players=players, seed=seed, **options))
         pool = [search, *(agents.make(against, players=players) for _ in range(players - 1))]
@@ -69,39 +75,47 @@ def play_share(players: int, options: dict, against: str, games: int, seed: int)
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--games", type=int, default=400, help="games per match (rounded up to whole blocks)")
     parser.add_argument(
-        "--games", type=int, default=400, help="games per match (rounded up to whole blocks per worker)"
+        "--block", type=int, default=200, help="games played together (one tournament, seed + its index)"
     )
     parser.add_argument("--players", default="2", help="comma-separated player counts")
     parser.add_argument("--samples", default="32", help="comma-separated sample budgets (the curve)")
     parser.add_argument("--top", type=int, default=4)
     parser.add_argument("--margin", type=float, default=2.0)
     parser.add_argument("--horizon", type=int, default=None)
-    parser.add_argument("--base", default="counting", help="search's base policy (an agent spec)")
+    parser.add_argument(
+        "--base", default=None, help="search's base policy (an agent spec; default: search's own, ppo-{P}p)"
+    )
     parser.add_argument("--against", default=None, help="the opponents' agent spec (default: the base)")
-    parser.add_argument("--workers", type=int, default=1, help="processes, each playing a share of the games")
+    parser.add_argument("--workers", type=int, default=1, help="processes playing the blocks")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
-    if args.workers < 1 or args.games < 1:
-        parser.error("--games and --workers must be positive")
-    against = args.against or args.base
+    if min(args.workers, args.games, args.block) < 1:
+        parser.error("--games, --block and --workers must be positive")
+    blocks = -(-args.games // args.block)
     for players in (int(p) for p in args.players.split(",")):
+        base = args.base or default_base(Rules(num_players=players))
+        against = args.against or base
         for samples in (int(s) for s in args.samples.split(",")):
-            options = dict(base=args.base, samples=samples, top=args.top, margin=args.margin, horizon=args.horizon)
-            each = -(-args.games // args.workers)
+            options = dict(base=base, samples=samples, top=args.top, margin=args.margin, horizon=args.horizon)
             started = time.perf_counter()
+            shares: list[Share] = []
             with ProcessPoolExecutor(args.workers) as pool:
-                shares = list(pool.map(play_share, *zip(*[(players, options, against, each, args.seed + k)
-                                                          for k in range(args.workers)])))  # fmt: skip
+                for share in pool.map(play_share, *zip(*[(players, options, against, args.block, args.seed + k)
+                                                         for k in range(blocks)])):  # fmt: skip
+                    shares.append(share)
+                    wins, seats = sum(s.wins for s in shares), sum(s.seats for s in shares)
+                    print(f"  block {len(shares)}/{blocks}: {wins} wins of {seats} seats", file=sys.stderr, flush=True)
             seconds = time.perf_counter() - started
             games, wins, seats = (sum(getattr(s, f) for s in shares) for f in ("games", "wins", "seats"))
             decisions, spent = sum(s.decisions for s in shares), sum(s.seconds for s in shares)
             low, high = wilson_interval(wins, seats)
             print(
-                f"{players}p search (base={args.base}, samples={samples}, top={args.top}, margin={args.margin}, "
+                f"{players}p search (base={base}, samples={samples}, top={args.top}, margin={args.margin}, "
                 f"horizon={args.horizon}) vs {players - 1} {against}: win rate {wins / seats:.3f} "
-                f"({low:.3f}-{high:.3f}), {wins} wins of {seats} seats, over {games} games ({args.workers} workers, seeds "
-                f"{args.seed}..{args.seed + args.workers - 1}); mean round score "
+                f"({low:.3f}-{high:.3f}), {wins} wins of {seats} seats, over {games} games ({blocks} blocks of "
+                f"{args.block}, seeds {args.seed}..{args.seed + blocks - 1}, {args.workers} workers); mean round score "
                 f"{sum(s.round_score_sum for s in shares) / sum(s.rounds for s in shares):.2f}; "
                 f"{1000 * spent / decisions:.1f} ms per decision ({decisions} decisions), "
                 f"{3600 * games / seconds:,.0f} games/h",

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from skyjo_env import Rules, SkyjoEngine, agents
+from skyjo_env.actions import FLIP, REPLACE, TAKE
 from skyjo_env.agents.search import SearchPolicy, positions
 from skyjo_env.agents.view import decode
 from skyjo_env.cards import MIN_VALUE, NUM_VALUES, SLOT_FLAGS
@@ -120,6 +121,15 @@ def test_bad_parameters_are_refused(options: dict) -> None:
         SearchPolicy(**options)
 
 
+@pytest.mark.parametrize("players", [2, 4, 7])
+def test_the_default_base_is_the_shipped_network_for_the_table_size(players: int) -> None:
+    """By default search rolls out ``ppo-{P}p`` (over it, search measured best; docs/agents/search.md);
+    any spec may replace it."""
+    rules = Rules(num_players=players)
+    assert agents.make("search", rules=rules).base.name == f"ppo-{players}p"
+    assert agents.make("search:base=counting", rules=rules).base.name == "counting"
+
+
 def test_a_network_base_offers_its_most_likely_actions() -> None:
     """A base without ``costs()`` (a PPO network) ranks its candidates by its logits: its choice,
     then the legal actions it rates most likely."""
@@ -135,6 +145,32 @@ def test_a_network_base_offers_its_most_likely_actions() -> None:
     expected = np.where(np.take_along_axis(masks, expected, axis=1), expected, -1)
     np.testing.assert_array_equal(candidates, expected)
     assert (candidates[:, 0] == choice).all() and (candidates[:, 1] >= 0).any()
+
+
+def stalling(observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
+    """A base that never ends a round: it takes the discard (R8) and swaps it into a face-up slot
+    (R9), so no card is ever revealed (R15); the first legal action where it cannot."""
+    up = ~decode(observations).hidden[:, 0]
+    swap = action_masks[:, REPLACE:FLIP] & up
+    return np.where(
+        action_masks[:, TAKE],
+        TAKE,
+        np.where(swap.any(axis=1), REPLACE + swap.argmax(axis=1), action_masks.argmax(axis=1)),
+    )
+
+
+def test_rollouts_of_a_base_that_never_ends_a_round_stop() -> None:
+    """Rollouts stop after ``ROLLOUT_STEPS_PER_SEAT`` per seat, valued like a horizon's: a search over
+    a base whose rounds never end still decides, legally."""
+    rules = Rules()
+    engine = midgame(rules, 4, 9, seed=4)
+    for _ in range(8):  # the stalling base plays both seats a while: the round stays open
+        engine.step(stalling(*to_act(engine)))
+    obs, masks = to_act(engine)
+    search = SearchPolicy(base=stalling, rules=rules, seed=0, samples=2, top=2, screen=None)
+    actions = search(obs, masks)
+    assert masks[np.arange(len(obs)), actions].all()
+    assert (engine.phase != SETUP).all()
 
 
 def rollout_rows(search: SearchPolicy, obs: np.ndarray, masks: np.ndarray) -> tuple[np.ndarray, int]:
