@@ -324,12 +324,13 @@ def fit_strengths(
         s += step
         if np.abs(step).max() < 1e-10:
             break
-    if not (np.abs(equations(s)[0]).max() < 1e-6 * games.max() and np.abs(gaps(s)).max() < _FIT_MAX_GAP):
+    score, jacobian = equations(s)
+    if not (np.abs(score).max() < 1e-6 * games.max() and np.abs(gaps(s)).max() < _FIT_MAX_GAP):
         raise ValueError(
             f"no finite strengths of {free} fit these outcomes (too few games, won or lost nearly all):"
             f" play more games or raise prior_share (now {prior_share})"
         )
-    se = 1 / np.sqrt(-np.diag(equations(s)[1]))
+    se = 1 / np.sqrt(-np.diag(jacobian))
     return {name: (float(s[i]), float(se[i])) for i, name in enumerate(free)}
 
 

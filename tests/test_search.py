@@ -166,11 +166,11 @@ def test_rollouts_of_a_base_that_never_ends_a_round_stop() -> None:
     engine = midgame(rules, 4, 9, seed=4)
     for _ in range(8):  # the stalling base plays both seats a while: the round stays open
         engine.step(stalling(*to_act(engine)))
+    assert (engine.phase != SETUP).all()  # every game searches (setup flips are the base's)
     obs, masks = to_act(engine)
     search = SearchPolicy(base=stalling, rules=rules, seed=0, samples=2, top=2, screen=None)
     actions = search(obs, masks)
     assert masks[np.arange(len(obs)), actions].all()
-    assert (engine.phase != SETUP).all()
 
 
 def rollout_rows(search: SearchPolicy, obs: np.ndarray, masks: np.ndarray) -> tuple[np.ndarray, int]:
