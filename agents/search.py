@@ -107,9 +107,8 @@ class SearchPolicy:
         candidates = self.candidates(obs, masks, choice)
         rows = np.flatnonzero((v.phase != SETUP) & (candidates[:, 1] >= 0))
         if rows.size:
-            gains = self.gains(v.take(rows), candidates[rows])
-            best = gains.argmax(axis=1)
-            choice[rows] = np.where(gains.max(axis=1) > 0, candidates[rows, best], choice[rows])
+            picked = chosen(self.gains(v.take(rows), candidates[rows]))
+            choice[rows] = candidates[rows, picked]
         return choice
 
     def candidates(self, observations: np.ndarray, masks: np.ndarray, choice: np.ndarray) -> np.ndarray:
@@ -276,6 +275,12 @@ def lower_bounds(values: np.ndarray, alive: np.ndarray, margin: float) -> np.nda
     bound = np.where(alive, mean - margin * error, -np.inf)
     bound[:, 0] = 0
     return bound
+
+
+def chosen(bounds: np.ndarray) -> np.ndarray:
+    """`(n,)` the candidate played per row, given the [`lower_bounds()`][lower_bounds] `(n, C)`: the
+    one with the highest positive bound, else the first (the base's choice)."""
+    return np.where(bounds.max(axis=1) > 0, bounds.argmax(axis=1), 0)
 
 
 def _sorted_codes(counts: np.ndarray) -> np.ndarray:

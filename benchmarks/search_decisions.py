@@ -25,7 +25,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from skyjo_env import Rules, SkyjoEngine, agents
-from skyjo_env.agents.search import SearchPolicy, lower_bounds, positions, survivors
+from skyjo_env.agents.search import SearchPolicy, chosen, lower_bounds, positions, survivors
 from skyjo_env.agents.view import SETUP, decode
 from skyjo_env.observation import observe
 
@@ -92,8 +92,7 @@ def main() -> None:
                     alive = legal if first == budget else survivors(values[:, :, :first], legal)
                     spent = legal.sum() * first + alive.sum() * (budget - first)
                     for margin in (float(m) for m in args.margins.split(",")):
-                        bound = lower_bounds(values[:, :, :budget], alive, margin)
-                        choice = np.where(bound.max(axis=1) > 0, bound.argmax(axis=1), 0)
+                        choice = chosen(lower_bounds(values[:, :, :budget], alive, margin))
                         gain = held_out[np.arange(n), choice].mean(axis=1)
                         print(f"horizon {horizon:>4}, samples {budget:>3}, screen {screen:>4}, margin {margin:.1f}: "
                               f"rollouts {spent / everything:.3f}, base's choice left in {np.mean(choice > 0):.3f} "
