@@ -7,7 +7,7 @@ import pytest
 
 from skyjo_env import Rules, SkyjoEngine, agents
 from skyjo_env.actions import FLIP, REPLACE, TAKE
-from skyjo_env.agents.search import SearchPolicy, positions
+from skyjo_env.agents.search import SearchPolicy, chosen, lower_bounds, positions
 from skyjo_env.agents.view import decode
 from skyjo_env.cards import MIN_VALUE, NUM_VALUES, SLOT_FLAGS
 from skyjo_env.evaluation.tournament import run_tournament
@@ -209,3 +209,18 @@ def test_screening_drops_candidates_the_first_samples_reject() -> None:
     screened, screened_rows = rollout_rows(SearchPolicy(rules=rules, seed=0, samples=16, screen=4), obs, masks)
     assert screened_rows < full_rows
     assert masks[np.arange(len(obs)), screened].all() and masks[np.arange(len(obs)), full].all()
+
+
+def test_the_base_choice_is_left_only_for_a_candidate_whose_lower_bound_is_positive() -> None:
+    """Paired gains over the first candidate: a clear gain is played, a noisy or negative one is not."""
+    clear = [[0.0] * 8, [3.0, 4.0] * 4, [1.0] * 8]  # candidate 1 gains 3 or 4 in every sample, candidate 2 gains 1
+    noisy = [[0.0] * 8, [-20.0, 24.0] * 4, [-1.0] * 8]  # candidate 1: a mean gain of 2, a standard error of about 8
+    values = np.array([clear, noisy])
+    alive = np.ones((2, 3), dtype=bool)
+    bounds = lower_bounds(values, alive, margin=2.0)
+    assert bounds[:, 0].tolist() == [0.0, 0.0]
+    assert bounds[0, 1] > 3.0 and bounds[1, 1] < 0 and bounds[1, 2] < 0
+    assert chosen(bounds).tolist() == [1, 0]
+    dropped = alive.copy()
+    dropped[0, 1] = False  # a candidate dropped at the screening is never played
+    assert chosen(lower_bounds(values, dropped, margin=2.0)).tolist() == [2, 0]
