@@ -247,7 +247,7 @@ def serve(args: argparse.Namespace) -> int:
 
 # ---------------------------------------------------------------------------- benchmark
 def add_benchmark_parser(subparsers: argparse._SubParsersAction) -> None:
-    """`skyjo benchmark SPEC [--suite quick|full] [--players P ...] [--out DIR] [--no-progress]`."""
+    """`skyjo benchmark SPEC [--suite quick|full] [--players P ...] [--workers W] [--out DIR] [--no-progress]`."""
     parser = subparsers.add_parser(
         "benchmark",
         help="rate an agent against the reference suite on the fixed scale (random 0, counting 1000)",
@@ -261,6 +261,9 @@ def add_benchmark_parser(subparsers: argparse._SubParsersAction) -> None:
                         help=f"quick: {QUICK.games:,} games per match; full: {FULL.games:,} (default quick)")  # fmt: skip
     parser.add_argument("--players", nargs="+", type=int, default=None, metavar="P",
                         help="table sizes to play, of the suite's 2 3 4 6 (default all)")  # fmt: skip
+    parser.add_argument("--workers", type=int, default=1, metavar="W",
+                        help="processes playing the matches, one match each at a time (one per core; the card "
+                        "is the same at any number; default 1)")  # fmt: skip
     parser.add_argument("--out", default=None, metavar="DIR", help="output folder (default runs/benchmark-<name>)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.set_defaults(func=benchmark)
@@ -270,7 +273,7 @@ def benchmark(args: argparse.Namespace) -> int:
     """Run the `benchmark` subcommand (bad input raises `ValueError`: `skyjo` prints its one line, status 2)."""
     from skyjo_env.evaluation.report import check_output_folder
 
-    plan = Benchmark(args.spec, args.suite, args.players)
+    plan = Benchmark(args.spec, args.suite, args.players, args.workers)
     out = args.out or f"runs/benchmark-{re.sub(r'[^A-Za-z0-9._+-]+', '_', plan.name)}"
     check_output_folder(out)
     card = plan.run(progress=not args.no_progress)

@@ -55,6 +55,7 @@ import json
 import math
 import time
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -480,9 +481,10 @@ class ReportCard:
     by_players: dict[int, Rating]
     calibration: Calibration
     seconds: float
+    workers: int = 1  #: processes that played the matches
 
     def to_dict(self) -> dict[str, Any]:
-        """Every figure, JSON-ready; only the `seconds` fields differ between two runs of one version."""
+        """Every figure, JSON-ready; only the `seconds` fields and `workers` differ between two runs of one version."""
         calibration = self.calibration
         return {
             "agent": self.agent,
@@ -514,17 +516,30 @@ class ReportCard:
             "matches": [m.to_dict() for m in self.matches],
             "skyjo_env_version": __version__,
             "seconds": self.seconds,
+            "workers": self.workers,
         }
 
 
 class Benchmark:
     """A checked benchmark run: the agent, the suite, the table sizes to play and those it skips.
 
+    `workers` processes play the matches (each match whole in one of them, so the card is the same
+    at any number); more than one needs the agent as a spec in text, which each process builds.
     `ValueError` (one line) for an unknown suite, a table size the suite does not have, a spec
-    that does not build, or an agent that fits none of the table sizes.
+    that does not build, an agent that fits none of the table sizes, or a bad `workers`.
     """
 
-    def __init__(self, spec: Any, suite: Suite | str = "quick", players: Sequence[int] | None = None) -> None:
+    def __init__(
+        self, spec: Any, suite: Suite | str = "quick", players: Sequence[int] | None = None, workers: int = 1
+    ) -> None:
+        if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+            raise ValueError(f"workers={workers!r}: give a whole number of processes, 1 or more")
+        if workers > 1 and not isinstance(spec, str):
+            raise ValueError(
+                f"workers={workers} needs the agent as a spec in text (a registered name, a file, module:attr); "
+                "a policy object plays in this process alone: use workers=1"
+            )
+        self.workers = workers
         if not isinstance(suite, Suite):
             if suite not in SUITES:
                 raise ValueError(f"unknown suite {suite!r}; suites: {', '.join(SUITES)}")
@@ -557,7 +572,7 @@ class Benchmark:
         matches = self.suite.matches(self.players)
         total = sum(m.games for m in matches)
         with Progress(total, f"benchmark {self.name} ({self.suite.id})", "games", enabled=progress) as bar:
-            played = [MatchResult(m, play_match(m, self.suite.scale, bar, candidate=self.spec)) for m in matches]
+            played = [MatchResult(m, r) for m, r in zip(matches, self._play(matches, bar), strict=True)]
         outcomes = [Outcome.of(m.match, m.result) for m in played]
         return ReportCard(
             agent=self.name,
@@ -571,15 +586,31 @@ class Benchmark:
             by_players={p: calibration.rate([o for o in outcomes if o.players == p]) for p in self.players},
             calibration=calibration,
             seconds=time.perf_counter() - started,
+            workers=self.workers,
         )
+
+    def _play(self, matches: list[Match], bar: Progress) -> list[TournamentResult]:
+        """The matches' results, in order: here game by game, or whole matches in `workers` processes."""
+        if self.workers == 1:
+            return [play_match(m, self.suite.scale, bar, candidate=self.spec) for m in matches]
+        with ProcessPoolExecutor(min(self.workers, len(matches))) as pool:
+            futures = {pool.submit(play_match, m, self.suite.scale, candidate=self.spec): m for m in matches}
+            for future in as_completed(futures):
+                bar.update(futures[future].games)
+            return [future.result() for future in futures]
 
 
 def run_benchmark(
-    spec_or_policy: Any, suite: Suite | str = "quick", players: Sequence[int] | None = None, progress: bool = True
+    spec_or_policy: Any,
+    suite: Suite | str = "quick",
+    players: Sequence[int] | None = None,
+    progress: bool = True,
+    workers: int = 1,
 ) -> ReportCard:
     """Benchmark an agent (any agent spec, or a policy) on `suite` at the table sizes `players`
-    (default: all of the suite's); see [`Benchmark`][] for the errors."""
-    return Benchmark(spec_or_policy, suite, players).run(progress)
+    (default: all of the suite's), its matches played by `workers` processes; see [`Benchmark`][]
+    for the errors."""
+    return Benchmark(spec_or_policy, suite, players, workers).run(progress)
 
 
 # ---------------------------------------------------------------------------- the card
@@ -618,7 +649,8 @@ def notes(card: ReportCard) -> list[str]:
         f"prior {scale.prior_share:.1%} of the games): {references}; {card.calibration.points_per_strength:.0f} "
         "points per unit of strength",
         *(f"{p} players skipped: {note}" for p, note in card.skipped.items()),
-        f"time: {duration(card.seconds)} ({card.seconds:.0f} s)",
+        f"time: {duration(card.seconds)} ({card.seconds:.0f} s)"
+        + (f", matches played by {card.workers} processes" if card.workers > 1 else ""),
     ]
 
 

@@ -237,9 +237,11 @@ def tiny(monkeypatch, tiny_scale_file):
 
 
 def card_without_timings(card: benchmark.ReportCard) -> dict:
+    """The card's figures without what depends on the machine: the timings and the processes that played."""
+
     def strip(value):
         if isinstance(value, dict):
-            return {k: strip(v) for k, v in value.items() if k != "seconds"}
+            return {k: strip(v) for k, v in value.items() if k not in ("seconds", "workers")}
         return [strip(v) for v in value] if isinstance(value, list) else value
 
     return strip(card.to_dict())
@@ -252,6 +254,15 @@ def test_the_same_agent_on_the_same_version_gets_the_same_card(tiny):
     other = run_benchmark("counting", replace(tiny, seed=4), progress=False)
     assert other.version != first.version
     assert card_without_timings(other)["matches"] != card_without_timings(first)["matches"]
+
+
+def test_matches_played_by_several_processes_give_the_same_card(tiny):
+    alone = run_benchmark("threshold", tiny, progress=False)
+    shared = run_benchmark("threshold", tiny, progress=False, workers=3)
+    assert card_without_timings(shared) == card_without_timings(alone)
+    assert (alone.to_dict()["workers"], shared.to_dict()["workers"]) == (1, 3)
+    assert benchmark.notes(shared)[-1].endswith(", matches played by 3 processes")
+    assert "processes" not in benchmark.notes(alone)[-1]
 
 
 def test_a_card_holds_every_match_and_the_rating(tiny):
@@ -304,6 +315,11 @@ def test_bad_input_raises_value_errors():
         benchmark.Benchmark("counting", "quick", players=[2, 5])
     with pytest.raises(ValueError, match="nothing to play: agent 'ppo-2p' was trained for 2 players; this table has 4"):
         benchmark.Benchmark("ppo-2p", "quick", players=[4])
+    for workers in (0, -1, 1.5, True):
+        with pytest.raises(ValueError, match=f"workers={workers!r}: give a whole number of processes, 1 or more"):
+            benchmark.Benchmark("counting", workers=workers)
+    with pytest.raises(ValueError, match="workers=2 needs the agent as a spec in text .*use workers=1"):
+        benchmark.Benchmark(agents.make("counting"), workers=2)
     with pytest.raises(ValueError, match="multiple of every table size"):
         Suite("odd", games=7, seed=0)
     with pytest.raises(ValueError, match="anchors"):
@@ -316,6 +332,7 @@ def test_bad_input_raises_value_errors():
         (["wizard"], "skyjo benchmark: unknown agent 'wizard'; known agents: counting, "),
         (["counting", "--suite", "huge"], "skyjo benchmark: unknown suite 'huge'; suites: quick, full"),
         (["counting", "--players", "5"], "skyjo benchmark: suite 'quick' has no table size 5; its sizes: 2, 3, 4, 6"),
+        (["counting", "--workers", "0"], "skyjo benchmark: workers=0: give a whole number of processes, 1 or more"),
         (["ppo-2p", "--players", "3", "6"], "skyjo benchmark: nothing to play: agent 'ppo-2p' was trained for 2 players; "
                                             "this table has 3; agent 'ppo-2p' was trained for 2 players; this table has 6"),
     ],
