@@ -53,9 +53,10 @@ import functools
 import hashlib
 import json
 import math
+import multiprocessing
 import time
 from collections.abc import Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import ProcessPoolExecutor, wait
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -593,11 +594,41 @@ class Benchmark:
         """The matches' results, in order: here game by game, or whole matches in `workers` processes."""
         if self.workers == 1:
             return [play_match(m, self.suite.scale, bar, candidate=self.spec) for m in matches]
-        with ProcessPoolExecutor(min(self.workers, len(matches))) as pool:
-            futures = {pool.submit(play_match, m, self.suite.scale, candidate=self.spec): m for m in matches}
-            for future in as_completed(futures):
-                bar.update(futures[future].games)
+        games = multiprocessing.get_context().Value("q", 0)  # finished games, counted by every process
+        with ProcessPoolExecutor(min(self.workers, len(matches)), initializer=_count_into, initargs=(games,)) as pool:
+            futures = [pool.submit(_play_counted, m, self.suite.scale, self.spec) for m in matches]
+            pending = set(futures)
+            while pending:
+                pending = wait(pending, timeout=1.0)[1]
+                bar.set(games.value)
             return [future.result() for future in futures]
+
+
+class _SharedGames(Progress):
+    """A worker's progress: each finished game adds to the count the parent process shows."""
+
+    def __init__(self, count: Any) -> None:
+        super().__init__(None, "games", "games", enabled=False)
+        self.count = count
+
+    def set(self, done: float) -> None:
+        with self.count.get_lock():
+            self.count.value += int(done - self.done)
+        self.done = done
+
+
+_GAMES: Any = None  #: in a worker process: the parent's shared count of finished games
+
+
+def _count_into(count: Any) -> None:
+    """Initialise a worker process with the shared count."""
+    global _GAMES
+    _GAMES = count
+
+
+def _play_counted(match: Match, scale: Scale, candidate: Any) -> TournamentResult:
+    """[`play_match()`][play_match] in a worker process, its finished games counted for the parent."""
+    return play_match(match, scale, _SharedGames(_GAMES), candidate)
 
 
 def run_benchmark(

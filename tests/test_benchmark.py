@@ -256,9 +256,12 @@ def test_the_same_agent_on_the_same_version_gets_the_same_card(tiny):
     assert card_without_timings(other)["matches"] != card_without_timings(first)["matches"]
 
 
-def test_matches_played_by_several_processes_give_the_same_card(tiny):
+def test_matches_played_by_several_processes_give_the_same_card(tiny, capsys):
     alone = run_benchmark("threshold", tiny, progress=False)
-    shared = run_benchmark("threshold", tiny, progress=False, workers=3)
+    shared = run_benchmark("threshold", tiny, workers=3)
+    progress = capsys.readouterr().err.splitlines()
+    assert progress[0] == "benchmark threshold (tiny): started (48 games)"
+    assert progress[-1].startswith("benchmark threshold (tiny): 48/48 games (100%)")  # each worker's games counted
     assert card_without_timings(shared) == card_without_timings(alone)
     assert (alone.to_dict()["workers"], shared.to_dict()["workers"]) == (1, 3)
     assert benchmark.notes(shared)[-1].endswith(", matches played by 3 processes")
