@@ -3,8 +3,8 @@
 Run: ``python benchmarks/leaderboard.py [--suite full] [--agents NAME ...] [--players P ...] [--reuse] [--workers W]``.
 First the stored scale (``evaluation/benchmark_scale.json``) is brought up to date: if it is for another version (a
 reference agent, the engine or the observations changed), the reference matches are played and
-the file is rewritten. Then ``skyjo benchmark NAME --suite SUITE --workers W --out runs/leaderboard-SUITE/NAME``
-runs for each agent in turn (by default the heuristics and every shipped network, the mixed-table one once,
+the file is rewritten. Then each agent's card is played as by ``skyjo benchmark NAME --suite SUITE --workers W``
+and saved in ``runs/leaderboard-SUITE/NAME``, one agent after another (by default the heuristics and every shipped network, the mixed-table one once,
 not under each of its seated names; ``--players`` limits the table sizes; ``--reuse`` keeps a card already there
 for the suite's current version and those sizes), and the part of docs/leaderboard.md between the suite's two
 ``leaderboard`` markers is rewritten from the cards' ``benchmark.json``: the full suite's section lists every
@@ -24,7 +24,6 @@ from pathlib import Path
 from threadpoolctl import threadpool_limits
 
 from skyjo_env.agents import pretrained
-from skyjo_env.apps.cli import main as skyjo
 from skyjo_env.evaluation import benchmark
 from skyjo_env.evaluation.progress import duration
 from skyjo_env.evaluation.report import markdown_rows
@@ -54,19 +53,19 @@ def update_scale(scale: benchmark.Scale) -> None:
 
 
 def card(plan: benchmark.Benchmark, reuse: bool) -> dict:
-    """The card of the checked run ``plan``: played by ``skyjo benchmark``, or reused if it is for
-    the suite's current version and the same table sizes."""
-    suite, name = plan.suite, plan.spec
-    out = Path(f"runs/leaderboard-{suite.id}/{name}")
+    """The card of the checked run ``plan``: played (and printed and saved, as ``skyjo benchmark``
+    does), or reused if it is for the suite's current version and the same table sizes."""
+    out = Path(f"runs/leaderboard-{plan.suite.id}/{plan.spec}")
     path = out / "benchmark.json"
     old = json.loads(path.read_text()) if reuse and path.is_file() else None
-    if old is not None and old["suite"]["version"] == suite.version and old["players"] == list(plan.players):
+    if old is not None and old["suite"]["version"] == plan.suite.version and old["players"] == list(plan.players):
         print(f"reusing {path}")
         return old
-    sizes = ["--players", *map(str, plan.players)]
-    if skyjo(["benchmark", name, "--suite", suite.id, *sizes, "--workers", str(plan.workers), "--out", str(out)]):
-        raise SystemExit(f"skyjo benchmark {name} failed")
-    return json.loads(path.read_text())
+    with threadpool_limits(1):
+        played = plan.run()
+    benchmark.print_card(played)
+    benchmark.save_card(played, out)
+    return played.to_dict()
 
 
 def leaderboard(cards: list[dict], suite: benchmark.Suite) -> str:
