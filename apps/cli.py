@@ -15,15 +15,15 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import importlib.util
 import os
 import re
 import socket
 import sys
 from collections.abc import Sequence
-from contextlib import nullcontext
 from pathlib import Path
 from typing import Any, NoReturn
+
+from threadpoolctl import threadpool_limits
 
 from skyjo_env.apps.arguments import (
     add_rule_arguments,
@@ -316,7 +316,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if unknown:  # said by the subcommand's parser, which names the command
         _subparser(parser, args.command).error(f"unrecognized arguments: {' '.join(unknown)}")
     try:
-        with _one_thread():
+        with threadpool_limits(1):  # the batched numpy work is many small products, on which BLAS pools only contend
             return args.func(args)
     except ValueError as exc:  # bad input, named by the check that found it
         if os.environ.get("SKYJO_TRACEBACK"):
@@ -335,16 +335,6 @@ def _subparser(parser: argparse.ArgumentParser, command: str) -> argparse.Argume
     """The parser of subcommand `command` (argparse keeps its actions there and offers no public lookup)."""
     (subparsers,) = (a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
     return subparsers.choices[command]
-
-
-def _one_thread() -> Any:
-    """Limit BLAS thread pools to one thread (threadpoolctl, where installed): the batched numpy work
-    here is many small matrix products, on which thread pools only contend."""
-    if importlib.util.find_spec("threadpoolctl") is None:
-        return nullcontext()
-    from threadpoolctl import threadpool_limits
-
-    return threadpool_limits(1)
 
 
 if __name__ == "__main__":
