@@ -1,13 +1,15 @@
 """Regenerate docs/leaderboard.md: every heuristic and shipped agent on the benchmark's full suite.
 
-Run: ``python benchmarks/leaderboard.py [--suite full] [--agents NAME ...] [--players P ...] [--reuse] [--workers W]``.
+Run: ``python benchmarks/leaderboard.py [--suite full] [--agents NAME ...] [--players P ...] [--replay] [--workers W]``.
 First the stored scale (``evaluation/benchmark_scale.json``) is brought up to date: if it is for another version (a
 reference agent, the engine or the observations changed), the reference matches are played and
-the file is rewritten. Then each agent's card is played as by ``skyjo benchmark NAME --suite SUITE --workers W``
-and saved in ``runs/leaderboard-SUITE/NAME``, one agent after another (by default the heuristics and every shipped network, the mixed-table one once,
-not under each of its seated names; ``--players`` limits the table sizes; ``--reuse`` keeps a card already there
-for the suite's current version and those sizes), and the part of docs/leaderboard.md between the suite's two
-``leaderboard`` markers is rewritten from the cards' ``benchmark.json``: the full suite's section lists every
+the file is rewritten. Then each agent's card (by default the heuristics and every shipped network, the mixed-table
+one once, not under each of its seated names; ``--players`` limits the table sizes) comes from
+``benchmarks/cards/SUITE/NAME.json``, the cards the page was made from, kept in the repository: a card whose
+matches all have their current versions (the same agent, opponents, rules, games and seeds: the same games) is
+rated again on the current scale, and any other is played as by ``skyjo benchmark NAME --suite SUITE --workers W``
+and saved there (``--replay``: play them all). The part of docs/leaderboard.md between the suite's two
+``leaderboard`` markers is then rewritten from the cards: the full suite's section lists every
 shipped agent, the quick suite's the agents too slow for the full one (search:
 ``--suite quick --players 2 --agents search counting ppo-2p``). ``--workers W`` plays W matches of a card at once,
 one process each (one per core). The rest of the page is written by hand and kept.
@@ -28,7 +30,10 @@ from skyjo_env.evaluation import benchmark
 from skyjo_env.evaluation.progress import duration
 from skyjo_env.evaluation.report import markdown_rows
 
-PAGE = Path(__file__).resolve().parents[1] / "docs" / "leaderboard.md"
+ROOT = Path(__file__).resolve().parents[1]
+PAGE = ROOT / "docs" / "leaderboard.md"
+#: The cards behind the page, one folder per suite.
+CARDS = ROOT / "benchmarks" / "cards"
 
 
 def command(suite: benchmark.Suite) -> str:
@@ -53,19 +58,22 @@ def update_scale(scale: benchmark.Scale) -> None:
     print(f"played the reference matches of scale {scale.version} in {duration(calibration.seconds)}; wrote {path}")
 
 
-def card(plan: benchmark.Benchmark, reuse: bool) -> dict:
-    """The card of the checked run ``plan``: played (and printed and saved, as ``skyjo benchmark``
-    does), or reused if it is for the suite's current version and the same table sizes."""
-    out = Path(f"runs/leaderboard-{plan.suite.id}/{plan.spec}")
-    path = out / "benchmark.json"
-    old = json.loads(path.read_text()) if reuse and path.is_file() else None
-    if old is not None and old["suite"]["version"] == plan.suite.version and old["players"] == list(plan.players):
-        print(f"reusing {path}")
-        return old
+def card(plan: benchmark.Benchmark, replay: bool) -> dict:
+    """The card of the checked run ``plan``: the saved one rated on the current scale if its matches are
+    all current (unless ``replay``), else played (printed, as ``skyjo benchmark`` does) and saved."""
+    path = CARDS / plan.suite.id / f"{plan.spec}.json"
+    if not replay and path.is_file():
+        rerated = plan.rerate(json.loads(path.read_text()))
+        if rerated is not None:
+            print(f"{path.relative_to(ROOT)}: its matches are current; rated on scale {rerated['scale']['version']}")
+            path.write_text(json.dumps(rerated, indent=2) + "\n")
+            return rerated
     with threadpool_limits(1):
         played = plan.run()
     benchmark.print_card(played)
-    benchmark.save_card(played, out)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(played.to_dict(), indent=2) + "\n")
+    print(f"wrote {path.relative_to(ROOT)}")
     return played.to_dict()
 
 
@@ -123,7 +131,9 @@ def main() -> None:
     networks = [n for n in pretrained.available() if n not in pretrained.SEATED]  # a seated name is its network
     parser.add_argument("--agents", nargs="+", default=[*benchmark.HEURISTICS, *networks], metavar="NAME")
     parser.add_argument("--players", nargs="+", type=int, default=None, metavar="P", help="table sizes (default all)")
-    parser.add_argument("--reuse", action="store_true", help="keep cards already played on the current suite version")
+    parser.add_argument(
+        "--replay", action="store_true", help="play every card again, even one whose matches are current"
+    )
     parser.add_argument("--workers", type=int, default=1, help="matches of a card played at once, one process each")
     args = parser.parse_args()
     suite = benchmark.SUITES[args.suite]
@@ -135,7 +145,7 @@ def main() -> None:
     if start not in PAGE.read_text():
         parser.error(f"{PAGE} has no section for suite {suite.id!r}: add the markers {start} ... {end}")
     update_scale(suite.scale)
-    write_page(leaderboard([card(plan, args.reuse) for plan in plans], suite), suite)
+    write_page(leaderboard([card(plan, args.replay) for plan in plans], suite), suite)
 
 
 if __name__ == "__main__":

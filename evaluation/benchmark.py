@@ -40,6 +40,10 @@ sizes, references, rules, games, seed, prior, anchors, rating model and every re
 (policy type, shipped weights' sha256, and a fingerprint of its play: a hash of the actions it
 chooses in 9,600 positions of seeded random play, which any change of the agent, the engine or the
 observations alters). The same agent on the same version gets the same card, timings aside.
+Each match of a card has a version of its own ([`Scale.match_version()`][Scale.match_version]): its
+table, rules, games, seed, opponent's identity and the agent's own play fingerprint. A saved card
+whose matches all have their current versions holds the games a run would play, so
+[`Benchmark.rerate()`][Benchmark.rerate] rates it on the current scale instead of playing it.
 
 **Seeds.** The match against the k-th reference (from 0) at P players has seed
 `suite.seed + 100 * P + k`; the reference match of the i-th against the j-th,
@@ -165,6 +169,16 @@ class Scale:
         shipped = f"ppo-{players}p"
         return self.heuristics + ((shipped,) if shipped in agents.names() else ())
 
+    def match_version(self, match: Match, play: str) -> str:
+        """A hash of everything the games of `match` depend on, given `play`, the fingerprint of its
+        one-seat agent's play at that table ([`play_fingerprint()`][play_fingerprint]): the table size,
+        rules, games and seed, and the opponent's identity. Two matches of one version are the same games."""
+        rules = self.table(match.players)
+        return _digest({
+            "players": match.players, "rules": self.rule_options(), "games": match.games, "seed": match.seed,
+            "agent": play, "opponent": identity(match.opponent, rules),
+        })  # fmt: skip
+
     def matches(self) -> list[Match]:
         """The reference-vs-reference matches that fix the references' strengths."""
         out = []
@@ -248,6 +262,12 @@ def _identity(factory: Any, name: str, rules: Rules) -> tuple[tuple[str, str], .
     if name in pretrained.available():
         found["weights_sha256"] = hashlib.sha256(pretrained.path(name).read_bytes()).hexdigest()[:16]
     return tuple(found.items())
+
+
+def play_fingerprint(spec: str, rules: Rules) -> str:
+    """A hash of the play of the agent `spec` (built with seed 0) at a table under `rules`: the actions
+    it chooses in [`FINGERPRINT_POSITIONS`][] positions of seeded random play."""
+    return _fingerprint(agents.make(spec, rules=rules, seed=0), rules)
 
 
 def _fingerprint(policy: Any, rules: Rules) -> str:
@@ -451,6 +471,7 @@ class MatchResult:
 
     match: Match
     result: TournamentResult
+    version: str | None = None  #: see [`Scale.match_version()`][Scale.match_version]; `None` for a policy object
 
     @property
     def agent(self) -> AgentResult:
@@ -463,7 +484,7 @@ class MatchResult:
         return {
             "players": self.match.players, "against": self.match.opponent, "seed": self.match.seed,
             "games": self.result.games, "unfinished": self.result.unfinished,
-            **{k: figures[k] for k in MATCH_FIELDS}, "seconds": self.result.seconds,
+            **{k: figures[k] for k in MATCH_FIELDS}, "version": self.version, "seconds": self.result.seconds,
         }  # fmt: skip
 
 
@@ -486,30 +507,11 @@ class ReportCard:
 
     def to_dict(self) -> dict[str, Any]:
         """Every figure, JSON-ready; only the `seconds` fields and `workers` differ between two runs of one version."""
-        calibration = self.calibration
         return {
             "agent": self.agent,
             "spec": self.spec,
-            "suite": {
-                "id": self.suite.id,
-                "version": self.version,
-                "games": self.suite.games,
-                "seed": self.suite.seed,
-                "players": list(self.suite.scale.players),
-                "references": {str(p): list(self.suite.scale.references(p)) for p in self.suite.scale.players},
-                "rules": self.suite.scale.rule_options(),
-            },  # fmt: skip
-            "scale": {
-                "version": calibration.scale.version,
-                "games": calibration.scale.games,
-                "seed": calibration.scale.seed,
-                "prior_share": calibration.scale.prior_share,
-                "anchors": dict(calibration.scale.anchors),
-                "rating_model": RATING_MODEL,
-                "ratings": calibration.ratings(),
-                "points_per_strength": calibration.points_per_strength,
-                "seconds": calibration.seconds,
-            },  # fmt: skip
+            "suite": _suite_record(self.suite),
+            "scale": _scale_record(self.calibration),
             "players": list(self.players),
             "skipped": {str(p): note for p, note in self.skipped.items()},
             "rating": asdict(self.rating),
@@ -519,6 +521,35 @@ class ReportCard:
             "seconds": self.seconds,
             "workers": self.workers,
         }
+
+
+def _suite_record(suite: Suite) -> dict[str, Any]:
+    """A card's record of its suite."""
+    return {
+        "id": suite.id,
+        "version": suite.version,
+        "games": suite.games,
+        "seed": suite.seed,
+        "players": list(suite.scale.players),
+        "references": {str(p): list(suite.scale.references(p)) for p in suite.scale.players},
+        "rules": suite.scale.rule_options(),
+    }
+
+
+def _scale_record(calibration: Calibration) -> dict[str, Any]:
+    """A card's record of the scale it is rated on."""
+    scale = calibration.scale
+    return {
+        "version": scale.version,
+        "games": scale.games,
+        "seed": scale.seed,
+        "prior_share": scale.prior_share,
+        "anchors": dict(scale.anchors),
+        "rating_model": RATING_MODEL,
+        "ratings": calibration.ratings(),
+        "points_per_strength": calibration.points_per_strength,
+        "seconds": calibration.seconds,
+    }
 
 
 class Benchmark:
@@ -572,8 +603,10 @@ class Benchmark:
         calibration = calibrate(self.suite.scale, progress)
         matches = self.suite.matches(self.players)
         total = sum(m.games for m in matches)
+        versions = self.match_versions()
         with Progress(total, f"benchmark {self.name} ({self.suite.id})", "games", enabled=progress) as bar:
-            played = [MatchResult(m, r) for m, r in zip(matches, self._play(matches, bar), strict=True)]
+            results = self._play(matches, bar)
+        played = [MatchResult(*x) for x in zip(matches, results, versions, strict=True)]
         outcomes = [Outcome.of(m.match, m.result) for m in played]
         return ReportCard(
             agent=self.name,
@@ -589,6 +622,34 @@ class Benchmark:
             seconds=time.perf_counter() - started,
             workers=self.workers,
         )
+
+    def match_versions(self) -> list[str | None]:
+        """The version of each of the run's matches ([`Scale.match_version()`][Scale.match_version]);
+        `None` for an agent given as a policy object, whose play cannot be fingerprinted afresh."""
+        matches = self.suite.matches(self.players)
+        if not isinstance(self.spec, str):
+            return [None] * len(matches)
+        plays = {p: play_fingerprint(self.spec, self.suite.scale.table(p)) for p in self.players}
+        return [self.suite.scale.match_version(m, plays[m.players]) for m in matches]
+
+    def rerate(self, card: Mapping[str, Any]) -> dict[str, Any] | None:
+        """A saved card (its `to_dict()`) rated on the suite's current scale, if its matches are this
+        run's, each of the same version: then the run would play the very games the card holds, and only
+        the scale can have changed (a reference at another table size, say). `None` if any match differs."""
+        versions = self.match_versions()
+        if None in versions or [m.get("version") for m in card["matches"]] != versions:
+            return None
+        calibration = calibrate(self.suite.scale, progress=False)
+        outcomes = [Outcome(m["players"], CANDIDATE, m["against"], m["games"], m["win_shares"], m["seed"])
+                    for m in card["matches"]]  # fmt: skip
+        by_players = {p: calibration.rate([o for o in outcomes if o.players == p]) for p in self.players}
+        return {
+            **card,
+            "suite": _suite_record(self.suite),
+            "scale": _scale_record(calibration),
+            "rating": asdict(calibration.rate(outcomes)),
+            "by_players": {str(p): asdict(r) for p, r in by_players.items()},
+        }
 
     def _play(self, matches: list[Match], bar: Progress) -> list[TournamentResult]:
         """The matches' results, in order: here game by game, or whole matches in `workers` processes."""

@@ -18,6 +18,7 @@ from threadpoolctl import threadpool_limits
 
 from skyjo_env import Rules, agents
 from skyjo_env.agents import pretrained
+from skyjo_env.agents.counting import CountingPolicy
 from skyjo_env.agents.threshold import ThresholdPolicy
 from skyjo_env.apps.cli import main
 from skyjo_env.evaluation import benchmark
@@ -228,7 +229,7 @@ def test_the_quick_section_rates_search_with_its_time():
     ],
     ids=["id", "games", "seed", "players", "references", "rules", "scale games", "scale seed", "prior", "anchors"],
 )
-@pytest.mark.filterwarnings("ignore:agent 'ppo-2p' was trained under")  # other rules, fingerprinted all the same
+@pytest.mark.filterwarnings("ignore:agent 'ppo-[23]p' was trained under")  # other rules, fingerprinted all the same
 def test_changing_any_field_changes_the_version(changed):
     assert changed.version != TINY.version
     assert TINY.version == Suite("tiny", games=6, seed=3, scale=TINY_SCALE).version  # equal definitions, equal versions
@@ -267,15 +268,16 @@ def tiny(monkeypatch, tiny_scale_file):
     return TINY
 
 
+def without_timings(value):
+    """A card's dict (or part of one) without what depends on the machine: the timings and the processes that played."""
+    if isinstance(value, dict):
+        return {k: without_timings(v) for k, v in value.items() if k not in ("seconds", "workers")}
+    return [without_timings(v) for v in value] if isinstance(value, list) else value
+
+
 def card_without_timings(card: benchmark.ReportCard) -> dict:
-    """The card's figures without what depends on the machine: the timings and the processes that played."""
-
-    def strip(value):
-        if isinstance(value, dict):
-            return {k: strip(v) for k, v in value.items() if k not in ("seconds", "workers")}
-        return [strip(v) for v in value] if isinstance(value, list) else value
-
-    return strip(card.to_dict())
+    """The card's figures without the timings and the processes that played."""
+    return without_timings(card.to_dict())
 
 
 def test_the_same_agent_on_the_same_version_gets_the_same_card(tiny):
@@ -326,6 +328,60 @@ def test_a_card_holds_every_match_and_the_rating(tiny):
     assert rating["low"] < rating["value"] < rating["high"]
     assert data["scale"]["ratings"]["random"] == 0 and data["scale"]["ratings"]["counting"] == pytest.approx(1000)
     assert card.matches[0].agent.win_rate == 1.0  # threshold never loses to random (baselines.md)
+
+
+def test_a_card_whose_matches_are_current_is_rated_again_as_played(tiny):
+    """A scale that changed elsewhere (here its own seed, so other reference strengths) leaves the card's
+    games as they were: rated again on it, the card is the one a run on it plays."""
+    old = run_benchmark("threshold", tiny, players=[2], progress=False).to_dict()
+    assert all(re.fullmatch(r"[0-9a-f]{12}", m["version"]) for m in old["matches"])
+    moved = replace(tiny, scale=replace(TINY_SCALE, seed=8))
+    plan = benchmark.Benchmark("threshold", moved, players=[2])
+    assert plan.match_versions() == [m["version"] for m in old["matches"]]
+    rerated = plan.rerate(old)
+    played = plan.run(progress=False).to_dict()
+    assert without_timings(rerated) == without_timings(played)
+    assert rerated["scale"]["version"] == moved.scale.version != old["scale"]["version"] == tiny.scale.version
+    assert rerated["suite"]["version"] == moved.version and rerated["rating"] != old["rating"]
+    assert rerated["matches"] == old["matches"]  # the games as played, timings and all
+
+
+@pytest.mark.filterwarnings("ignore:agent 'ppo-[23]p' was trained under")  # other rules, fingerprinted all the same
+def test_a_card_with_any_other_match_is_not_rated_again(tiny):
+    old = run_benchmark("threshold", tiny, players=[2], progress=False).to_dict()
+    assert benchmark.Benchmark("counting", tiny, players=[2]).rerate(old) is None  # another agent
+    assert benchmark.Benchmark("threshold", replace(tiny, seed=4), players=[2]).rerate(old) is None  # other deals
+    assert benchmark.Benchmark("threshold", replace(tiny, games=12), players=[2]).rerate(old) is None
+    assert benchmark.Benchmark("threshold", tiny).rerate(old) is None  # 3 players too
+    ruled = replace(tiny, scale=replace(TINY_SCALE, rules=Rules(end_score=50)))
+    assert benchmark.Benchmark("threshold", ruled, players=[2]).rerate(old) is None
+    agents.register("counting", lambda: ThresholdPolicy(take_max=2), replace=True)  # an opponent plays otherwise
+    try:
+        assert benchmark.Benchmark("threshold", tiny, players=[2]).rerate(old) is None
+    finally:
+        agents.register("counting", CountingPolicy, replace=True)
+    unversioned = {**old, "matches": [{k: v for k, v in m.items() if k != "version"} for m in old["matches"]]}
+    assert benchmark.Benchmark("threshold", tiny, players=[2]).rerate(unversioned) is None  # a card from before
+    assert benchmark.Benchmark(agents.make("threshold"), tiny, players=[2]).rerate(old) is None  # no spec to rebuild
+    assert benchmark.Benchmark("threshold", tiny, players=[2]).rerate(old)["rating"] == old["rating"]
+
+
+def test_the_leaderboard_keeps_a_current_card_and_plays_a_stale_one(tiny, tmp_path, monkeypatch, capsys):
+    script = leaderboard_script()
+    monkeypatch.setattr(script, "ROOT", tmp_path)
+    monkeypatch.setattr(script, "CARDS", tmp_path / "cards")
+    plan = benchmark.Benchmark("threshold", tiny, players=[2])
+    first = script.card(plan, replay=False)
+    path = tmp_path / "cards" / "tiny" / "threshold.json"
+    assert json.loads(path.read_text()) == first and "wrote cards/tiny/threshold.json" in capsys.readouterr().out
+    assert script.card(plan, replay=False) == first
+    assert "cards/tiny/threshold.json: its matches are current" in capsys.readouterr().out
+    assert without_timings(script.card(plan, replay=True)) == without_timings(first)
+    assert "wrote cards/tiny/threshold.json" in capsys.readouterr().out  # --replay plays it again
+    stale = {**first, "matches": [{**m, "version": "0" * 12} for m in first["matches"]]}
+    path.write_text(json.dumps(stale))
+    assert without_timings(script.card(plan, replay=False)) == without_timings(first)  # played again
+    assert json.loads(path.read_text())["matches"][0]["version"] == first["matches"][0]["version"]
 
 
 def test_an_agent_for_another_table_size_is_skipped_there(tiny):
