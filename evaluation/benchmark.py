@@ -603,7 +603,7 @@ class Benchmark:
         calibration = calibrate(self.suite.scale, progress)
         matches = self.suite.matches(self.players)
         total = sum(m.games for m in matches)
-        versions = self.match_versions()
+        versions = self.match_versions(progress)
         with Progress(total, f"benchmark {self.name} ({self.suite.id})", "games", enabled=progress) as bar:
             results = self._play(matches, bar)
         played = [MatchResult(*x) for x in zip(matches, results, versions, strict=True)]
@@ -623,23 +623,28 @@ class Benchmark:
             workers=self.workers,
         )
 
-    def match_versions(self) -> list[str | None]:
+    def match_versions(self, progress: bool = False) -> list[str | None]:
         """The version of each of the run's matches ([`Scale.match_version()`][Scale.match_version]);
-        `None` for an agent given as a policy object, whose play cannot be fingerprinted afresh."""
+        `None` for an agent given as a policy object, whose play cannot be fingerprinted afresh.
+        (Fingerprinting takes milliseconds for a heuristic or a network, about a minute a table size for `search`.)"""
         matches = self.suite.matches(self.players)
         if not isinstance(self.spec, str):
             return [None] * len(matches)
-        plays = {p: play_fingerprint(self.spec, self.suite.scale.table(p)) for p in self.players}
+        plays = {}
+        with Progress(len(self.players), f"fingerprint of {self.name}'s play", "table sizes", enabled=progress) as bar:
+            for p in self.players:
+                plays[p] = play_fingerprint(self.spec, self.suite.scale.table(p))
+                bar.update()
         return [self.suite.scale.match_version(m, plays[m.players]) for m in matches]
 
-    def rerate(self, card: Mapping[str, Any]) -> dict[str, Any] | None:
+    def rerate(self, card: Mapping[str, Any], progress: bool = True) -> dict[str, Any] | None:
         """A saved card (its `to_dict()`) rated on the suite's current scale, if its matches are this
         run's, each of the same version: then the run would play the very games the card holds, and only
         the scale can have changed (a reference at another table size, say). `None` if any match differs."""
-        versions = self.match_versions()
+        versions = self.match_versions(progress)
         if None in versions or [m.get("version") for m in card["matches"]] != versions:
             return None
-        calibration = calibrate(self.suite.scale, progress=False)
+        calibration = calibrate(self.suite.scale, progress)
         outcomes = [Outcome(m["players"], CANDIDATE, m["against"], m["games"], m["win_shares"], m["seed"])
                     for m in card["matches"]]  # fmt: skip
         by_players = {p: calibration.rate([o for o in outcomes if o.players == p]) for p in self.players}

@@ -293,7 +293,8 @@ def test_matches_played_by_several_processes_give_the_same_card(tiny, capsys):
     alone = run_benchmark("threshold", tiny, progress=False)
     shared = run_benchmark("threshold", tiny, workers=3)
     progress = capsys.readouterr().err.splitlines()
-    assert progress[0] == "benchmark threshold (tiny): started (48 games)"
+    assert progress[0] == "fingerprint of threshold's play: started (2 table sizes)"
+    assert progress[2] == "benchmark threshold (tiny): started (48 games)"
     assert progress[-1].startswith("benchmark threshold (tiny): 48/48 games (100%)")  # each worker's games counted
     assert card_without_timings(shared) == card_without_timings(alone)
     assert (alone.to_dict()["workers"], shared.to_dict()["workers"]) == (1, 3)
