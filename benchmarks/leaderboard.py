@@ -2,8 +2,8 @@
 
 Run: ``python benchmarks/leaderboard.py [--suite full] [--agents NAME ...] [--players P ...] [--replay] [--workers W]``.
 First the stored scale (``evaluation/benchmark_scale.json``) is brought up to date: if it is for another version (a
-reference agent, the engine or the observations changed), the reference matches are played and
-the file is rewritten. Then each agent's card (by default the heuristics and every shipped network, the mixed-table
+reference agent, the engine or the observations changed), the reference matches that changed are played (the others
+kept) and the file is rewritten. Then each agent's card (by default the heuristics and every shipped network, the mixed-table
 one once, not under each of its seated names; ``--players`` limits the table sizes) comes from
 ``benchmarks/cards/SUITE/NAME.json``, the cards the page was made from, kept in the repository: a card whose
 matches all have their current versions (the same agent, opponents, rules, games and seeds: the same games) is
@@ -48,14 +48,18 @@ def markers(suite: benchmark.Suite) -> tuple[str, str]:
 
 
 def update_scale(scale: benchmark.Scale) -> None:
-    """Play the reference matches and store them, unless the stored scale is for this version."""
+    """Play the reference matches and store them, unless the stored scale is for this version; the
+    stored matches that are still current (the same references, rules, games and seeds) are kept."""
     if benchmark.stored_calibration(scale) is not None:
         print(f"stored scale {scale.version} is current")
         return
+    kept = benchmark.stored_outcomes()
     with threadpool_limits(1):
-        calibration = benchmark.play_calibration(scale)
+        calibration = benchmark.play_calibration(scale, kept=kept)
     path = calibration.save()
-    print(f"played the reference matches of scale {scale.version} in {duration(calibration.seconds)}; wrote {path}")
+    reused = sum(v in kept for v in calibration.versions or ())
+    print(f"scale {scale.version}: played {len(calibration.outcomes) - reused} reference matches in "
+          f"{duration(calibration.seconds)}, kept {reused} of the stored scale's; wrote {path}")  # fmt: skip
 
 
 def card(plan: benchmark.Benchmark, replay: bool) -> dict:

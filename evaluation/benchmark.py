@@ -179,6 +179,10 @@ class Scale:
             "agent": play, "opponent": identity(match.opponent, rules),
         })  # fmt: skip
 
+    def reference_version(self, match: Match) -> str:
+        """The [`match_version()`][match_version] of one of the reference matches, its one-seat reference by its identity."""
+        return self.match_version(match, _digest(identity(match.agent, self.table(match.players))))
+
     def matches(self) -> list[Match]:
         """The reference-vs-reference matches that fix the references' strengths."""
         out = []
@@ -377,7 +381,10 @@ class Calibration:
 
     scale: Scale
     outcomes: list[Outcome]
-    seconds: float  #: how long the reference matches took to play
+    seconds: float  #: how long playing the reference matches took (not those kept from an earlier version)
+    #: each outcome's [`Scale.reference_version()`][Scale.reference_version] where known, so that a later scale
+    #: can keep the matches it shares with this one
+    versions: Sequence[str | None] | None = None
     strengths: dict[str, float] = field(init=False)  #: fitted strengths, the first anchor at 0
 
     def __post_init__(self) -> None:
@@ -415,8 +422,11 @@ class Calibration:
             "strengths": self.strengths,
             "ratings": self.ratings(),
             "seconds": self.seconds,
-            "outcomes": [asdict(o) for o in self.outcomes],
+            "outcomes": [asdict(o) | {"version": v} for o, v in zip(self.outcomes, self._versions(), strict=True)],
         }
+
+    def _versions(self) -> Sequence[str | None]:
+        return self.versions if self.versions is not None else [None] * len(self.outcomes)
 
     def save(self, path: str | Path | None = None) -> Path:
         """Write the calibration as JSON (by default to [`STORED_SCALE`][], where [`calibrate()`][calibrate] looks)."""
@@ -434,23 +444,44 @@ def stored_calibration(scale: Scale, path: str | Path | None = None) -> Calibrat
     data = json.loads(path.read_text())
     if data["version"] != scale.version:
         return None
+    outcomes, versions = zip(*_stored_outcomes(data), strict=True)
+    return Calibration(scale, list(outcomes), data["seconds"], list(versions))
+
+
+def stored_outcomes(path: str | Path | None = None) -> dict[str, Outcome]:
+    """The reference matches saved at `path` (default [`STORED_SCALE`][]), of any scale version, by
+    their [`Scale.reference_version()`][Scale.reference_version] (those saved with one)."""
+    path = Path(path or STORED_SCALE)
+    if not path.is_file():
+        return {}
+    return {v: o for o, v in _stored_outcomes(json.loads(path.read_text())) if v is not None}
+
+
+def _stored_outcomes(data: dict[str, Any]) -> list[tuple[Outcome, str | None]]:
+    """The outcomes of a saved calibration, each with its version (`None` if saved without)."""
     names = [f.name for f in fields(Outcome)]
-    return Calibration(scale, [Outcome(**{k: o[k] for k in names}) for o in data["outcomes"]], data["seconds"])
+    return [(Outcome(**{k: o[k] for k in names}), o.get("version")) for o in data["outcomes"]]
 
 
-def play_calibration(scale: Scale, progress: bool = True) -> Calibration:
-    """Play the scale's reference matches and fit the references' strengths."""
+def play_calibration(scale: Scale, progress: bool = True, kept: Mapping[str, Outcome] | None = None) -> Calibration:
+    """Play the scale's reference matches and fit the references' strengths; a match whose
+    [`Scale.reference_version()`][Scale.reference_version] is in `kept` (say, [`stored_outcomes()`][stored_outcomes]
+    of an earlier version) is not played again: its outcome is those very games'."""
     matches = scale.matches()
+    versions = [scale.reference_version(m) for m in matches]
+    kept = kept or {}
     started = time.perf_counter()
-    total = sum(m.games for m in matches)
+    total = sum(m.games for m, v in zip(matches, versions, strict=True) if v not in kept)
     with Progress(total, f"reference matches (scale {scale.version})", "games", enabled=progress) as bar:
-        outcomes = [Outcome.of(m, play_match(m, scale, bar)) for m in matches]
-    return Calibration(scale, outcomes, time.perf_counter() - started)
+        outcomes = [kept[v] if v in kept else Outcome.of(m, play_match(m, scale, bar))
+                    for m, v in zip(matches, versions, strict=True)]  # fmt: skip
+    return Calibration(scale, outcomes, time.perf_counter() - started, versions)
 
 
 def calibrate(scale: Scale, progress: bool = True) -> Calibration:
-    """The scale's reference strengths: the stored ones when they are for this version, else played now."""
-    return stored_calibration(scale) or play_calibration(scale, progress)
+    """The scale's reference strengths: the stored ones when they are for this version, else played
+    now, keeping the stored matches that are still current ([`stored_outcomes()`][stored_outcomes])."""
+    return stored_calibration(scale) or play_calibration(scale, progress, stored_outcomes())
 
 
 def play_match(

@@ -212,6 +212,30 @@ def test_the_quick_section_rates_search_with_its_time():
     assert re.fullmatch(r"\*\*\d+\*\*", cells[1]) and re.search(r"\d", cells[-1]), cells  # a rating and a time
 
 
+def test_a_new_scale_plays_only_the_reference_matches_that_changed(tmp_path, monkeypatch):
+    saved = benchmark.play_calibration(TINY_SCALE, progress=False).save(tmp_path / "scale.json")
+    kept = benchmark.stored_outcomes(saved)
+    assert sorted(kept) == sorted(TINY_SCALE.reference_version(m) for m in TINY_SCALE.matches())
+    assert stored_calibration(TINY_SCALE, saved).versions == [
+        TINY_SCALE.reference_version(m) for m in TINY_SCALE.matches()
+    ]
+    played = []
+    play = benchmark.play_match
+    monkeypatch.setattr(benchmark, "play_match", lambda m, *args, **kw: played.append(m) or play(m, *args, **kw))
+    assert benchmark.play_calibration(TINY_SCALE, progress=False, kept=kept).outcomes == list(kept.values())
+    assert played == []  # nothing changed
+    agents.register("threshold", lambda: ThresholdPolicy(take_max=2), replace=True)
+    try:
+        again = benchmark.play_calibration(TINY_SCALE, progress=False, kept=kept)
+        assert played and all("threshold" in (m.agent, m.opponent) for m in played)
+        assert len(played) == sum("threshold" in (m.agent, m.opponent) for m in TINY_SCALE.matches())
+        assert (
+            again.outcomes == benchmark.play_calibration(TINY_SCALE, progress=False).outcomes
+        )  # as if all were played
+    finally:
+        agents.register("threshold", ThresholdPolicy, replace=True)
+
+
 # ---------------------------------------------------------------------------- versions
 @pytest.mark.parametrize(
     "changed",
