@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Protocol, runtime_checkable
+from collections.abc import Callable
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
+
+#: `prices(observations, action_masks) -> (N, 26)`: how a policy ranks the actions, lower first.
+Pricing = Callable[[np.ndarray, np.ndarray], np.ndarray]
 
 
 @runtime_checkable
@@ -31,3 +35,15 @@ class PricedPolicy(Policy, Protocol):
     """
 
     def costs(self, observations: np.ndarray) -> np.ndarray: ...
+
+
+def pricing(policy: Any) -> Pricing | None:
+    """How `policy` ranks its actions, lower first: a [`PricedPolicy`][]'s `costs()`, or minus a
+    network's `logits()` (its log-probabilities but for a constant per row, so that a Boltzmann
+    policy over these prices at temperature 1 is the network's own); `None` for a policy that only chooses."""
+    if isinstance(policy, PricedPolicy):
+        return lambda observations, action_masks: policy.costs(observations)
+    logits = getattr(policy, "logits", None)
+    if callable(logits):
+        return lambda observations, action_masks: -np.asarray(logits(observations, action_masks))
+    return None

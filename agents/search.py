@@ -38,6 +38,7 @@ from typing import Any
 import numpy as np
 
 from skyjo_env import random_streams
+from skyjo_env.agents.base import pricing
 from skyjo_env.agents.specs import make
 from skyjo_env.agents.view import CHOOSE, SETUP, VALUES, ObservationView, decode
 from skyjo_env.cards import COUNTS, DECK_SIZE, MIN_VALUE, NUM_VALUES, SLOT_FLAGS, SLOTS
@@ -122,12 +123,11 @@ class SearchPolicy:
 
     def prices(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
         """`(n, 26)` the base's preference as a price (lower first): its `costs()`, else minus its
-        `logits()` (a network), else 0 (the legal actions in id order)."""
-        if hasattr(self.base, "costs"):
-            return self.base.costs(observations).astype(np.float64)
-        if hasattr(self.base, "logits"):
-            return -self.base.logits(observations, masks).astype(np.float64)
-        return np.zeros(masks.shape, dtype=np.float64)
+        `logits()` (a network; [`pricing()`][skyjo_env.agents.base.pricing]), else 0 (the legal actions in id order)."""
+        prices = pricing(self.base)
+        if prices is None:
+            return np.zeros(masks.shape, dtype=np.float64)
+        return np.asarray(prices(observations, masks), dtype=np.float64)
 
     def gains(self, v: ObservationView, candidates: np.ndarray) -> np.ndarray:
         """`(n, C)` lower bounds of each candidate's paired gain over the first (its mean gain

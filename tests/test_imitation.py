@@ -61,6 +61,20 @@ def test_a_softened_teacher_plays_as_before_and_is_learnt_as_its_boltzmann_polic
     assert np.mean(softened.targets.max(axis=1) < 0.9) > 0.3
 
 
+def test_a_network_teacher_is_learnt_as_its_own_action_probabilities() -> None:
+    """At temperature 1 a network's softened targets are its own policy: the softmax of its logits over
+    the legal actions; it plays its greedy choice, as it does alone."""
+    teacher = agents.make("ppo-2p")
+    demos = collect(teacher, Rules(num_players=2), 32 * 400, num_envs=32, temperature=1.0, seed=2)
+    assert np.array_equal(demos.actions, teacher(demos.observations, demos.masks))
+    logits = np.where(demos.masks, teacher.logits(demos.observations, demos.masks).astype(np.float64), -np.inf)
+    own = np.exp(logits - logits.max(axis=1, keepdims=True))
+    assert np.allclose(demos.targets, own / own.sum(axis=1, keepdims=True), atol=1e-6)
+    assert (demos.targets[~demos.masks] == 0).all() and np.mean(demos.targets.max(axis=1) < 0.9) > 0.05
+    hard = collect(teacher, Rules(num_players=2), 32 * 400, num_envs=32, temperature=0.0, seed=2)
+    assert np.array_equal(hard.actions, demos.actions) and (hard.targets.max(axis=1) == 1).all()
+
+
 def test_a_teacher_that_does_not_price_its_actions_is_cloned_from_its_choices() -> None:
     demos = collect(agents.make("threshold"), Rules(num_players=2), 32 * 100, num_envs=32, temperature=1.0, seed=1)
     assert np.array_equal(demos.targets.argmax(axis=1), demos.actions) and (demos.targets.max(axis=1) == 1).all()

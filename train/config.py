@@ -237,8 +237,9 @@ class TrainConfig:
         float,
         Doc("""Soften the warm start (points): with a teacher that prices its actions (counting), fit the actor
         to exp(-cost / T) over the legal actions, not to the teacher's choice alone, so that its favourite
-        stays the teacher's while PPO still tries the moves it rates nearly as good; 0 (or a teacher that
-        does not price its actions): the teacher's choices."""),
+        stays the teacher's while PPO still tries the moves it rates nearly as good; a network teacher's
+        costs are minus its logits (at 1: its own action probabilities); 0 (or a teacher that neither
+        prices its actions nor is a network): the teacher's choices."""),
     ] = 1.0
     learning_rate: Annotated[float, Doc("PPO learning rate (at the start, with a linear schedule).")] = 2e-4
     learning_rate_schedule: Annotated[

@@ -7,10 +7,12 @@ observations, masks, actions and discounted returns, and then fits the actor to 
 actions (cross-entropy under the mask) and the critic to the returns (squared error). PPO then
 improves on the teacher instead of starting from a uniform policy.
 
-A teacher that prices its actions ([`PricedPolicy`][], e.g. counting) can
-be cloned *softened*: with a `temperature` of `T` points the actor is fitted to the Boltzmann
-policy `exp(-cost / T)` over the legal actions ([`soft_targets()`][soft_targets]) instead of the teacher's one
-choice. Its favourite moves stay the teacher's, but moves the teacher rates nearly as good keep some
+A teacher that prices its actions ([`PricedPolicy`][skyjo_env.agents.base.PricedPolicy], e.g.
+counting) or a network ([`pricing()`][skyjo_env.agents.base.pricing]) can be cloned *softened*:
+with a `temperature` of `T` points the actor is fitted to the Boltzmann policy `exp(-cost / T)`
+over the legal actions ([`soft_targets()`][soft_targets]) instead of the teacher's one choice (a
+network's costs are minus its logits: at `T = 1`, its own action probabilities). Its favourite
+moves stay the teacher's, but moves the teacher rates nearly as good keep some
 probability, so PPO still tries them: a clone of the choice alone puts all but about 1e-4 of its
 probability on one move, and PPO, which learns only from the moves it samples, then hardly moves
 (docs/shipped-agents.md#the-main-job).
@@ -30,7 +32,7 @@ from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 
 from skyjo_env.actions import NUM_ACTIONS
 from skyjo_env.agents.advice import ADVICE_SIZE, with_advice
-from skyjo_env.agents.base import Policy, PricedPolicy
+from skyjo_env.agents.base import Policy, Pricing, pricing
 from skyjo_env.agents.view import argmin_legal
 from skyjo_env.learner_games import LearnerGames
 from skyjo_env.observation import obs_size, pad
@@ -75,8 +77,8 @@ def collect(
     `samples // 500` games (1 to 1024), so that most of the window lies in finished games.
     With `advice`, the recorded observations carry that heuristic's advice ([`skyjo_env.agents.advice`][],
     under `rules`); `obs_type="padded"` records padded observations (the teacher plays from the
-    table ones). With `temperature` > 0 and a teacher that prices its actions, the targets are its
-    softened choices ([`soft_targets()`][soft_targets]); otherwise the one-hot of its actions.
+    table ones). With `temperature` > 0 and a teacher that prices its actions (or a network), the targets
+    are its softened choices ([`soft_targets()`][soft_targets]); otherwise the one-hot of its actions.
     `progress(turns)` is told the turns collected so far after every step.
     """
     if not temperature >= 0:
@@ -99,7 +101,7 @@ def collect(
     for t in range(steps):
         masks[t] = games.action_masks()
         if pricer is not None:  # it plays the cheapest legal action: priced once, for the action and the targets
-            costs = pricer.costs(obs)
+            costs = pricer(obs, masks[t])
             actions[t] = argmin_legal(costs, masks[t])
             targets[t] = soft_targets(costs, masks[t], temperature)
         else:
@@ -121,10 +123,11 @@ def collect(
     return Demonstrations(observations[keep], masks[keep], actions[keep], returns[keep], targets[keep])
 
 
-def softened_teacher(teacher: Policy, temperature: float) -> PricedPolicy | None:
-    """`teacher` where [`collect()`][collect] softens its play at `temperature` (> 0, and the teacher
-    prices its actions); `None` where it records the teacher's choices."""
-    return teacher if temperature > 0 and isinstance(teacher, PricedPolicy) else None
+def softened_teacher(teacher: Policy, temperature: float) -> Pricing | None:
+    """The teacher's prices where [`collect()`][collect] softens its play at `temperature` (> 0, and
+    the teacher prices its actions or is a network: [`pricing()`][skyjo_env.agents.base.pricing]);
+    `None` where it records the teacher's choices."""
+    return pricing(teacher) if temperature > 0 else None
 
 
 def soft_targets(costs: np.ndarray, action_masks: np.ndarray, temperature: float) -> np.ndarray:
