@@ -44,6 +44,10 @@ cd "$project"
 "$work/venv/bin/skyjo" tournament --agents mine=bot.py:policy counting --games 100 --no-progress --out out | tee tournament.txt
 grep -q "^mine " tournament.txt
 "$work/venv/bin/python" -c "import skyjo_env, gymnasium; gymnasium.make('skyjo_env/Skyjo-v0').reset(seed=0)"
+# The benchmark scripts of a clone start with the core dependencies only (RLlib's and training's need their extras).
+for script in aec_env engine leaderboard search search_decisions tournament vector_env; do
+    "$work/venv/bin/python" "$root/benchmarks/$script.py" --help > /dev/null
+done
 
 # The README's Python examples (one needs MaskablePPO: the train extra).
 "$work/venv/bin/python" -m pip install --quiet "$wheel[train]"

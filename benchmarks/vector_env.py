@@ -4,7 +4,8 @@ A learner step is one action of the learner in one game, with everything ``step`
 the opponents' batched moves up to the learner's next turn, auto-resets, and the ``(N, obs)``
 observations. The learner plays uniformly random legal actions drawn from ``action_masks()``
 (sampling and masks included). Prints figures for N = 256, 1024 and 4096, 2 players by default;
-``--gym`` measures the Gymnasium view (``SkyjoVectorEnv``, masks read from ``infos``) instead.
+``--gym`` measures the Gymnasium view (``SkyjoVectorEnv``, masks read from ``infos``) instead. The SB3 view
+needs stable-baselines3 (the ``train`` extra); ``--gym`` needs only the core install.
 
     python benchmarks/vector_env.py [--seconds 3] [--players 2] [--gym] [--profile]
 """
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import cProfile
+import importlib.util
 import pstats
 import time
 from collections.abc import Callable
@@ -22,7 +24,6 @@ import numpy as np
 from skyjo_env import Rules
 from skyjo_env.gymnasium_vector_env import SkyjoVectorEnv
 from skyjo_env.sampling import sample_mask
-from skyjo_env.sb3_vec_env import SkyjoSB3VecEnv
 
 SIZES = (256, 1024, 4096)
 
@@ -39,6 +40,8 @@ def stepper(num_envs: int, players: int, gym: bool) -> Callable[[np.random.Gener
             return int(terminations.sum() + truncations.sum())
 
         return step
+    from skyjo_env.sb3_vec_env import SkyjoSB3VecEnv
+
     vec = SkyjoSB3VecEnv(num_envs, Rules(num_players=players), seed=0)
     vec.reset()
     return lambda rng: int(vec.step(sample_mask(vec.action_masks(), rng))[2].sum())
@@ -76,7 +79,11 @@ def main() -> None:
     parser.add_argument("--gym", action="store_true", help="the Gymnasium VectorEnv view instead of the SB3 VecEnv")
     parser.add_argument("--profile", action="store_true", help="cProfile 100 steps at N=4096 instead")
     args = parser.parse_args()
+    if not args.gym and importlib.util.find_spec("stable_baselines3") is None:
+        parser.error("the SB3 VecEnv needs stable-baselines3: pip install 'skyjo-env[train]', or measure --gym")
     if args.profile:
+        from skyjo_env.sb3_vec_env import SkyjoSB3VecEnv
+
         env = SkyjoSB3VecEnv(4096, Rules(num_players=args.players), seed=0)
         env.reset()
         rng = np.random.default_rng(0)
