@@ -255,11 +255,26 @@ def _imported(spec: str, rules: Rules | None, seed: int | None) -> Any:
     obj = getattr(module, attr)
     if not callable(obj):
         raise ValueError(f"agent spec {spec!r}: {attr} is a {type(obj).__name__}, not a policy or a factory")
+    _check_not_a_factory_with_required_options(obj, spec, attr)
     try:
         policy = build(obj, rules, seed)
     except Exception as exc:  # the user's factory failed
         raise ValueError(f"agent spec {spec!r}: calling {attr}() failed: {type(exc).__name__}: {exc}") from None
     return _named(policy, attr)
+
+
+def _check_not_a_factory_with_required_options(obj: Any, spec: str, attr: str) -> None:
+    """`ValueError` for a function that requires `rules` or `seed`: a factory meant to take them, which
+    as written would be called as a policy, `attr(observations, masks)`."""
+    if not inspect.isfunction(obj) or is_factory(obj):
+        return
+    required = [n for n, p in inspect.signature(obj).parameters.items() if p.default is inspect.Parameter.empty]
+    options = [n for n in required if n in ("rules", "seed")]
+    if options:
+        raise ValueError(
+            f"agent spec {spec!r}: {attr}() requires {' and '.join(options)}: a factory takes its options with "
+            f"defaults, def {attr}(rules=None, seed=None); a policy function takes (observations, masks)"
+        )
 
 
 def _named(policy: Any, name: str) -> Any:

@@ -45,6 +45,10 @@ not_a_policy = 42
 
 def broken_factory():
     raise RuntimeError("no luck")
+
+def needs_rules(rules, seed=None):
+    """A factory whose rules have no default: it would be called as a policy."""
+    return Ruled()
 '''
 
 
@@ -134,6 +138,11 @@ def test_an_entry_point_plugin_is_discovered(tmp_path: Path, bot_file: Path, mon
         ("{bot}:nothing", r"has no attribute 'nothing'"),
         ("{bot}:not_a_policy", r"not_a_policy is a int, not a policy or a factory"),
         ("{bot}:broken_factory", r"calling broken_factory\(\) failed: RuntimeError: no luck"),
+        (
+            "{bot}:needs_rules",
+            r"needs_rules\(\) requires rules: a factory takes its options with defaults, "
+            r"def needs_rules\(rules=None, seed=None\); a policy function takes \(observations, masks\)",
+        ),
         ("{dir}/missing.py:policy", r"no file"),
         ("{dir}:x", r"is neither a module name nor a .py file"),
         ("serch:samples=4", r"unknown agent 'serch' in 'serch:samples=4'; known agents: counting, "),
