@@ -73,10 +73,11 @@ def card(plan: benchmark.Benchmark, replay: bool) -> dict:
             return rerated
     played = plan.run()
     benchmark.print_card(played)
+    data = played.to_dict()
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(played.to_dict(), indent=2) + "\n")
+    path.write_text(json.dumps(data, indent=2) + "\n")
     print(f"wrote {path.relative_to(ROOT)}")
-    return played.to_dict()
+    return data
 
 
 def leaderboard(cards: list[dict], suite: benchmark.Suite) -> str:

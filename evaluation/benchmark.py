@@ -648,7 +648,7 @@ class Benchmark:
             skipped=self.skipped,
             matches=played,
             rating=calibration.rate(outcomes),
-            by_players={p: calibration.rate([o for o in outcomes if o.players == p]) for p in self.players},
+            by_players=self._by_players(calibration, outcomes),
             calibration=calibration,
             seconds=time.perf_counter() - started,
             workers=self.workers,
@@ -678,7 +678,7 @@ class Benchmark:
         calibration = calibrate(self.suite.scale, progress)
         outcomes = [Outcome(m["players"], CANDIDATE, m["against"], m["games"], m["win_shares"], m["seed"])
                     for m in card["matches"]]  # fmt: skip
-        by_players = {p: calibration.rate([o for o in outcomes if o.players == p]) for p in self.players}
+        by_players = self._by_players(calibration, outcomes)
         return {
             **card,
             "suite": _suite_record(self.suite),
@@ -686,6 +686,10 @@ class Benchmark:
             "rating": asdict(calibration.rate(outcomes)),
             "by_players": {str(p): asdict(r) for p, r in by_players.items()},
         }
+
+    def _by_players(self, calibration: Calibration, outcomes: list[Outcome]) -> dict[int, Rating]:
+        """The rating from each table size's outcomes alone."""
+        return {p: calibration.rate([o for o in outcomes if o.players == p]) for p in self.players}
 
     def _play(self, matches: list[Match], bar: Progress) -> list[TournamentResult]:
         """The matches' results, in order: here game by game, or whole matches in `workers` processes."""
