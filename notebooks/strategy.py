@@ -6,7 +6,7 @@
 #       extension: .py
 #       format_name: percent
 #       format_version: '1.3'
-#       jupytext_version: 1.19.6
+#       jupytext_version: 1.19.7
 #   kernelspec:
 #     display_name: Python 3
 #     language: python
@@ -487,7 +487,8 @@ plt.show()
 #   with 7 and 8.
 # * **Agents by table size.** Section 5 was added later; its PPO points are the shipped agents,
 #   whose 10,000-game figures against P - 1 counting players are in the README: 0.679 at 2
-#   players, 0.425 at 3, 0.380 at 4, 0.242 at 5, 0.204 at 6, 0.185 at 7, 0.156 at 8, every one
+#   players, 0.491 at 3, 0.380 at 4, 0.269 at 5, 0.232 at 6, 0.204 at 7, 0.169 at 8, every one
 #   above 1 / P; at 5, 6, 7 and 8 players (one network, `ppo-mixed`) its mean round score is
-#   0.70 to 1.08 points below that of the counting players at its table (0.79, 0.94, 1.08 and
-#   0.70 over the 1,500 games of each size), and 1.33 below at 3 players (`ppo-3p`).
+#   0.92 to 1.47 points below that of the counting players at its table (0.92, 1.47, 1.37 and
+#   1.31 over the 1,500 games of each size), 2.32 below at 3 players (`ppo-3p`: 12.73 against
+#   15.15 and 14.96) and 1.86 below at 4 (`ppo-4p`).
