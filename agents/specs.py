@@ -36,7 +36,7 @@ import numpy as np
 from skyjo_env.agents import registry
 from skyjo_env.agents.mlp_policy import MLPPolicy
 from skyjo_env.checks import is_integer
-from skyjo_env.opponents import build, check_table, is_factory, policy_name
+from skyjo_env.opponents import build, check_table, is_factory, policy_name, required_parameters
 from skyjo_env.rules import Rules
 
 #: The file a training run leaves its agent in.
@@ -268,8 +268,7 @@ def _check_not_a_factory_with_required_options(obj: Any, spec: str, attr: str) -
     as written would be called as a policy, `attr(observations, masks)`."""
     if not inspect.isfunction(obj) or is_factory(obj):
         return
-    required = [n for n, p in inspect.signature(obj).parameters.items() if p.default is inspect.Parameter.empty]
-    options = [n for n in required if n in ("rules", "seed")]
+    options = [n for n in required_parameters(obj) or () if n in ("rules", "seed")]
     if options:
         raise ValueError(
             f"agent spec {spec!r}: {attr}() requires {' and '.join(options)}: a factory takes its options with "

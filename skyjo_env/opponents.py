@@ -39,14 +39,14 @@ def policy_name(policy: Any) -> str:
     return str(getattr(policy, "name", type(policy).__name__))
 
 
-def required_arguments(obj: Callable[..., Any]) -> int | None:
-    """How many arguments `obj` needs (positional or keyword, without defaults); `None` if unknown."""
+def required_parameters(obj: Callable[..., Any]) -> list[str] | None:
+    """The names of the arguments `obj` needs (positional or keyword, without defaults); `None` if unknown."""
     try:
         parameters = inspect.signature(obj).parameters.values()
     except (TypeError, ValueError):  # some builtins and C callables have no signature
         return None
     kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
-    return sum(p.kind in kinds and p.default is inspect.Parameter.empty for p in parameters)
+    return [p.name for p in parameters if p.kind in kinds and p.default is inspect.Parameter.empty]
 
 
 def is_factory(obj: Any) -> bool:
@@ -55,7 +55,7 @@ def is_factory(obj: Any) -> bool:
     if inspect.isclass(obj):
         return True
     function = inspect.isfunction(obj) or inspect.ismethod(obj) or isinstance(obj, functools.partial)
-    return function and required_arguments(obj) == 0
+    return function and required_parameters(obj) == []
 
 
 def call_with_accepted(factory: Callable[..., Any], **options: Any) -> Any:
