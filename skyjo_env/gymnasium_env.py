@@ -53,6 +53,7 @@ from skyjo_env.engine import SkyjoEngine
 from skyjo_env.learner_games import LearnerGames
 from skyjo_env.observation import observe_as
 from skyjo_env.opponents import OpponentPolicy, per_seat
+from skyjo_env.rewards import Reward
 from skyjo_env.rules import Rules
 from skyjo_env.spaces import action_space, observation_space
 
@@ -72,7 +73,7 @@ class SkyjoEnv(gymnasium.Env[np.ndarray, np.int64]):
         *,
         seat: int | None = None,
         opponents: OpponentPolicy | Sequence[OpponentPolicy] | None = None,
-        reward: str = "result",
+        reward: Reward = "result",
         reward_scale: float = 1.0,
         illegal_action: str = "lose",
         seed: int | None = None,

@@ -51,6 +51,7 @@ from skyjo_env.checks import MAX_STEPS, is_integer, view_rules
 from skyjo_env.learner_games import VECTOR_ENV_OPTIONS as ENV_OPTIONS
 from skyjo_env.mixed_games import vector_games
 from skyjo_env.opponents import OpponentPolicy
+from skyjo_env.rewards import Reward
 from skyjo_env.rules import Rules
 from skyjo_env.spaces import action_space, observation_space
 
@@ -76,7 +77,7 @@ class SkyjoVectorEnv(gymnasium.vector.VectorEnv):
         opponents: Any = None,
         weights: Sequence[float] | None = None,
         seat: int | None = None,
-        reward: str = "result",
+        reward: Reward = "result",
         reward_scale: float = 1.0,
         seed: int | None = None,
         max_steps: int | None = MAX_STEPS,

@@ -41,7 +41,7 @@ from skyjo_env.opponents import (
 )
 from skyjo_env.phases import OVER
 from skyjo_env.random_policy import RandomPolicy
-from skyjo_env.rewards import check_reward
+from skyjo_env.rewards import Reward, check_reward
 from skyjo_env.rewards import rewards as reward_of
 from skyjo_env.rules import Rules
 from skyjo_env.sampling import unpack_bits
@@ -102,7 +102,8 @@ class LearnerGames:
             opponent seat clockwise after the learner. Default: a seeded random player.
         weights: sampling weight of each entry (default: equal); each new game draws one.
         seat: the learner's seat in every game, or `None` (default): a random seat per game.
-        reward: `"result"`, `"score"`, `"lead"` or `"none"` (see [`skyjo_env.rewards`][]).
+        reward: `"result"`, `"score"`, `"lead"` or `"none"`, or a mapping of them to weights (see
+            [`skyjo_env.rewards`][]).
         reward_scale: every reward is multiplied by this (e.g. 0.05 for `"score"` rewards).
         max_steps: truncate a game at the first learner turn after this many actions of all its
             seats (a guard against policies that never end a round); `None` for no limit.
@@ -122,7 +123,7 @@ class LearnerGames:
         opponents: Opponents | Sequence[Opponents] | None = None,
         weights: Sequence[float] | None = None,
         seat: int | None = None,
-        reward: str = "result",
+        reward: Reward = "result",
         reward_scale: float = 1.0,
         max_steps: int | None = MAX_STEPS,
         seed: int | None = None,

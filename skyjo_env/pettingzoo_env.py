@@ -54,6 +54,7 @@ Option `reward`:
 * `"lead"`: at the end of every round, the change in one's lead over the best opponent (the
   lowest opponent total minus one's own); a game's rewards add up to its final lead.
 * `"none"`: always 0.
+* a mapping of those to weights, e.g. `{"score": 1, "result": 20}`: their weighted sum.
 
 An action is a Python or numpy integer (a 0-d array too), or `None` for an agent that is done;
 anything else raises `skyjo_env.checks.ActionTypeError` (a `TypeError` and a `ValueError`) naming
@@ -97,7 +98,7 @@ from skyjo_env.checks import MAX_STEPS, action_id, checked_action, view_rules
 from skyjo_env.engine import SkyjoEngine
 from skyjo_env.observation import check_obs_type, observe_as
 from skyjo_env.phases import PHASE_NAMES
-from skyjo_env.rewards import check_reward
+from skyjo_env.rewards import Reward, check_reward
 from skyjo_env.rewards import rewards as reward_of
 from skyjo_env.rules import Rules
 from skyjo_env.spaces import action_space, mask_space, observation_space
@@ -134,7 +135,7 @@ class raw_env(AECEnv):
     def __init__(
         self,
         *,
-        reward: str = "result",
+        reward: Reward = "result",
         seed: int | None = None,
         max_steps: int | None = MAX_STEPS,
         render_mode: str | None = None,

@@ -9,10 +9,16 @@ mode       | reward of each seat, per stepped game
 `"score"`  | at each round end: the mean round score of the opponents minus one's own
 `"lead"`   | at each round end: the change in one's lead over the best opponent (the lowest opponent total minus one's own), so a game's rewards add up to its final lead, positive exactly for a sole winner
 `"none"`   | always 0
+
+A reward may also be a weighted sum of modes, given as a mapping: `{"score": 1, "result": 20}` pays the
+round-score difference each round and, at game end, 20 points more to a sole winner (20 shared among
+tied winners) and 20 / (P - 1) points less to each loser (R20).
 """
 
 from __future__ import annotations
 
+import math
+from collections.abc import Mapping
 from functools import lru_cache
 
 import numpy as np
@@ -21,19 +27,45 @@ from skyjo_env.arrays import any_set, over_seats
 from skyjo_env.engine import StepResult
 
 REWARD_MODES = ("result", "score", "lead", "none")
+#: A reward: one of [`REWARD_MODES`][], or a mapping of modes to weights (a weighted sum of them).
+Reward = str | Mapping[str, float]
 
 
-def check_reward(mode: str) -> None:
-    """`ValueError` unless `mode` is one of [`REWARD_MODES`][]."""
-    if mode not in REWARD_MODES:
-        raise ValueError(f"reward={mode!r} is not allowed; use one of {REWARD_MODES}")
+def check_reward(mode: Reward) -> None:
+    """`ValueError` unless `mode` is one of [`REWARD_MODES`][] or a non-empty mapping of them to
+    finite weights."""
+    if isinstance(mode, Mapping):
+        if mode and all(
+            m in REWARD_MODES and isinstance(w, (int, float)) and not isinstance(w, bool) and math.isfinite(w)
+            for m, w in mode.items()
+        ):
+            return
+    elif isinstance(mode, str) and mode in REWARD_MODES:
+        return
+    raise ValueError(
+        f"reward={mode!r} is not allowed; use one of {REWARD_MODES} or a mapping of them to finite weights "
+        "(e.g. {'score': 1, 'result': 20})"
+    )
 
 
-def rewards(mode: str, result: StepResult) -> np.ndarray:
-    """`(n, P)` float32 rewards of mode `mode` for the `n` games a step reported on.
+def rewards(mode: Reward, result: StepResult) -> np.ndarray:
+    """`(n, P)` float32 rewards of mode `mode` (or a weighted sum of modes) for the `n` games a step
+    reported on.
 
     A step in which no round ended gives shared read-only zeros.
     """
+    if not isinstance(mode, Mapping):
+        return _mode_rewards(mode, result)
+    if not any_set(result.round_over):  # every mode pays at round ends (a game ends with a round) or never
+        return _zeros(*result.round_scores.shape)
+    out = np.zeros(result.round_scores.shape, dtype=np.float32)
+    for m, w in mode.items():
+        if w:
+            out += np.float32(w) * _mode_rewards(m, result)
+    return out
+
+
+def _mode_rewards(mode: str, result: StepResult) -> np.ndarray:
     n, P = result.round_scores.shape
     scored = result.game_over if mode == "result" else result.round_over
     if mode == "none" or not any_set(scored):

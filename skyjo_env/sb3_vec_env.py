@@ -46,6 +46,7 @@ from skyjo_env.engine import SkyjoEngine
 from skyjo_env.learner_games import VECTOR_ENV_OPTIONS as ENV_OPTIONS
 from skyjo_env.mixed_games import MixedLearnerGames, vector_games
 from skyjo_env.opponents import OpponentPolicy
+from skyjo_env.rewards import Reward
 from skyjo_env.rules import Rules
 from skyjo_env.spaces import action_space, observation_space
 
@@ -73,7 +74,7 @@ class SkyjoSB3VecEnv(VecEnv):
         opponents: Any = None,
         weights: Sequence[float] | None = None,
         seat: int | None = None,
-        reward: str = "result",
+        reward: Reward = "result",
         reward_scale: float = 1.0,
         seed: int | None = None,
         max_steps: int | None = MAX_STEPS,

@@ -77,6 +77,7 @@ def test_parser_has_one_function_per_subcommand():
         (["--reward", "lead", "--num-envs", "256", "--n-steps", "64", "--batch-size", "4096"],
          {"reward": "lead", "num_envs": 256, "n_steps": 64, "batch_size": 4096}),
         (["--reward", "result", "--reward-scale", "1"], {"reward": "result", "reward_scale": 1.0}),
+        (["--reward", "lead", "--win-bonus", "20"], {"reward": "lead", "win_bonus": 20.0}),
     ],
 )  # fmt: skip
 def test_train_options_make_the_config(argv, expected):

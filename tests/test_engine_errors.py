@@ -164,6 +164,15 @@ def test_a_reward_mode_is_checked_where_rewards_are_computed(make) -> None:
         assert word in str(caught.value)
 
 
+@pytest.mark.parametrize("reward", [{}, {"points": 1}, {"score": float("nan")}, {"score": "1"}, {"score": True}, 3])
+def test_a_reward_mapping_needs_known_modes_and_finite_weights(reward) -> None:
+    with pytest.raises(ValueError, match="a mapping of them to finite weights") as caught:
+        check_reward(reward)
+    assert f"reward={reward!r}" in str(caught.value) and "'score'" in str(caught.value)
+    with pytest.raises(ValueError, match="finite weights"):
+        SkyjoVectorEnv(2, reward=reward)
+
+
 def test_sampling_without_a_legal_action_names_the_games() -> None:
     """sample_bits refuses games that have no legal action (finished games)."""
     engine = finished_engine()

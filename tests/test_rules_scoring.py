@@ -197,6 +197,17 @@ def test_lead_rewards_of_a_game_add_up_to_its_final_lead() -> None:
     assert sum(paid("lead", r)[0] for r in results).tolist() == [20.0 - 40.0, 40.0 - 20.0]
 
 
+def test_a_mapping_of_modes_pays_their_weighted_sum() -> None:
+    """reward={'score': 1, 'result': 20} (R18..R20): the score reward each round, and 20 points more
+    to the winner and 20 less to the loser when the game ends ([20, 10] twice, end score 40)."""
+    _, (first, last) = play(STEADY[:2], end_score=40)
+    mix = {"score": 1, "result": 20}
+    assert not first.game_over[0] and paid(mix, first)[0].tolist() == [-10.0, 10.0]
+    assert last.game_over[0] and paid(mix, last)[0].tolist() == [-10.0 - 20.0, 10.0 + 20.0]
+    assert paid({"lead": 0.5, "none": 3}, last)[0].tolist() == [-5.0, 5.0]
+    assert paid({"score": 1}, last).dtype == np.float32
+
+
 def test_no_rewards_in_mode_none() -> None:
     """reward='none': nothing is paid at round or game end."""
     _, (result,) = play([[TEN_HIGH, FIFTEEN_LOW, TEN_LOW]], episode="round")

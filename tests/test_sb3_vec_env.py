@@ -138,7 +138,7 @@ def test_seats_are_random_per_game_or_fixed():
     assert_at_learner_turns(fixed, last)
 
 
-@pytest.mark.parametrize("reward", ["result", "score", "lead"])
+@pytest.mark.parametrize("reward", ["result", "score", "lead", {"score": 1, "result": 20}])
 def test_episode_returns_match_the_final_totals(reward):
     """Rewards over the learner's and the opponents' moves add up to the game's outcome."""
     P, end_score = 3, 40
@@ -153,13 +153,14 @@ def test_episode_returns_match_the_final_totals(reward):
             terminal = infos[g]["terminal_observation"]
             assert not terminal[L["phase"]].any()  # the finished game, in phase OVER
             totals = np.rint(terminal[L["totals"]] * end_score)  # relative order: the learner first
-            if reward == "score":
-                expected = totals[1:].mean() - totals[0]
-            elif reward == "lead":
+            win = totals == totals.min()
+            result = 0.0 if win.all() else (1 / win.sum() if win[0] else -1 / (P - win.sum()))
+            if reward == "lead":
                 expected = totals[1:].min() - totals[0]
+            elif reward == "result":
+                expected = result
             else:
-                win = totals == totals.min()
-                expected = 0.0 if win.all() else (1 / win.sum() if win[0] else -1 / (P - win.sum()))
+                expected = totals[1:].mean() - totals[0] + (0.0 if reward == "score" else 20 * result)
             assert returns[g] == pytest.approx(expected, abs=1e-3)
             returns[g] = 0
             finished += 1

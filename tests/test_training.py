@@ -174,8 +174,18 @@ def test_config_rejects_bad_values_with_the_field_name(tmp_path: Path) -> None:
                         ("gamma", 1.5), ("gae_lambda", -0.5), ("warm_start_temperature", -1.0)):  # fmt: skip
         with pytest.raises(ValueError, match=name):
             TrainConfig(**{name: value})
+    for value in (-1.0, float("inf")):
+        with pytest.raises(ValueError, match="win_bonus"):
+            TrainConfig(win_bonus=value)
+    with pytest.raises(ValueError, match="win_bonus needs reward 'score' or 'lead'"):
+        TrainConfig(reward="result", reward_scale=1.0, win_bonus=20.0)
     with pytest.raises(ValueError, match="unknown opponent"):
         Run(small_config(tmp_path, opponents={"grandmaster": 1.0}))
+
+
+def test_a_win_bonus_adds_the_result_reward_to_the_runs_reward() -> None:
+    assert TrainConfig().env_reward == "score"
+    assert TrainConfig(reward="lead", win_bonus=20.0).env_reward == {"lead": 1.0, "result": 20.0}
 
 
 @pytest.mark.skipif(not available(), reason="no shipped agents in agents/pretrained")

@@ -19,6 +19,7 @@ from typing import Annotated, Any, Literal, get_args
 
 from typing_extensions import Doc
 
+from skyjo_env import rewards
 from skyjo_env.agents import specs
 from skyjo_env.agents.advice import check_advisor
 from skyjo_env.mixed_games import check_player_counts
@@ -220,6 +221,12 @@ class TrainConfig:
     reward_scale: Annotated[
         float, Doc("Every reward is multiplied by this, to keep returns near unit scale (1 suits 'result').")
     ] = 0.1
+    win_bonus: Annotated[
+        float,
+        Doc("""Points a won game adds to the 'score' or 'lead' reward (before reward_scale): at game end a sole
+        winner gains this, shared among tied winners, and each loser loses its share of it (the 'result'
+        reward times this); 0: none."""),
+    ] = 0.0
     shaping: Annotated[
         bool, Doc("Add potential-based shaping from the expected round-score lead (reward 'score' only).")
     ] = False
@@ -361,6 +368,10 @@ class TrainConfig:
             raise ValueError(f"net_arch={self.net_arch!r} is not allowed; use one or more positive layer sizes")
         if not self.eval_opponents:
             raise ValueError("eval_opponents is empty; name at least one agent to evaluate against")
+        if not (math.isfinite(self.win_bonus) and self.win_bonus >= 0):
+            raise ValueError(f"win_bonus={self.win_bonus!r} is not allowed; use a finite number >= 0")
+        if self.win_bonus and self.reward == "result":
+            raise ValueError("win_bonus needs reward 'score' or 'lead' (the 'result' reward is the win itself)")
         if self.shaping and self.reward != "score":
             raise ValueError("shaping=True needs reward='score' (it shapes the round-score lead)")
         check_advisor(self.advice)
@@ -394,6 +405,12 @@ class TrainConfig:
     def table_rules(self, players: int) -> Rules:
         """The [`Rules`][] of the run's games at `players` seats."""
         return game_rules(players, self.rules)
+
+    @property
+    def env_reward(self) -> rewards.Reward:
+        """The reward the run's games pay ([`skyjo_env.rewards`][]): `reward`, plus `win_bonus` times
+        the game's result."""
+        return {self.reward: 1.0, "result": self.win_bonus} if self.win_bonus else self.reward
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -36,6 +36,7 @@ from skyjo_env.agents.base import Policy, Pricing, pricing
 from skyjo_env.agents.view import argmin_legal
 from skyjo_env.learner_games import LearnerGames
 from skyjo_env.observation import obs_size, pad
+from skyjo_env.rewards import Reward
 from skyjo_env.rules import Rules
 from skyjo_env.train.networks import SkyjoPolicy
 
@@ -63,7 +64,7 @@ def collect(
     *,
     num_envs: int | None = None,
     gamma: float = 0.995,
-    reward: str = "score",
+    reward: Reward = "score",
     reward_scale: float = 0.1,
     advice: str | None = None,
     obs_type: str = "table",

@@ -147,7 +147,7 @@ class Run:
         self.pool = OpponentPool(config.opponents, config.pool_size, rules=rules, seed=config.seed,
                                  player_counts=config.player_counts if config.mixed else None)  # fmt: skip
         self.env = SkyjoSB3VecEnv(
-            config.num_envs, rules, reward=config.reward, reward_scale=config.reward_scale, seed=config.seed,
+            config.num_envs, rules, reward=config.env_reward, reward_scale=config.reward_scale, seed=config.seed,
             player_counts=config.player_counts if config.mixed else None,
         )  # fmt: skip
         self.venv: VecEnv = (

@@ -100,7 +100,7 @@ def make_env(context: Any) -> MaskedObservations:
     config = TrainConfig.from_dict(dict(context["train_config"]))
     env = SkyjoVectorEnv(
         int(context["num_envs"]), rules=config.game_rules, player_counts=config.player_counts if config.mixed else None,
-        reward=config.reward, reward_scale=config.reward_scale,
+        reward=config.env_reward, reward_scale=config.reward_scale,
         seed=runner_seed(config.seed, getattr(context, "worker_index", 0)),
     )  # fmt: skip
     return MaskedObservations(env, config.advice, config.game_rules)

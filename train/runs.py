@@ -177,7 +177,7 @@ def warm_start(
             def report(turns: int, done: int = done) -> None:
                 bar.set(done + turns)
 
-            parts.append(collect(teacher, c.table_rules(players), share, gamma=c.gamma, reward=c.reward,
+            parts.append(collect(teacher, c.table_rules(players), share, gamma=c.gamma, reward=c.env_reward,
                                  reward_scale=c.reward_scale, advice=c.advice, obs_type="padded" if c.mixed else "table",
                                  temperature=temperature, seed=c.seed + 1 + k, progress=report))  # fmt: skip
     demos = concatenate(parts)
