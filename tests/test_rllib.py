@@ -49,15 +49,15 @@ def local_ray():
         ray.shutdown()
 
 
-@pytest.mark.parametrize("players", [2, [2, 3, 5]])
-def test_the_envrunners_env_is_the_sb3_vector_env_with_its_advice_and_the_mask_appended(players):
+@pytest.mark.parametrize(("players", "win_bonus"), [(2, 0.0), ([2, 3, 5], 0.0), (3, 20.0)])
+def test_the_envrunners_env_is_the_sb3_vector_env_with_its_advice_and_the_mask_appended(players, win_bonus):
     """The same games, seeds and actions give the same observations (with counting's advice), legal
-    actions and rewards through the RLlib path as through the sb3 backend's AdvisedVecEnv."""
-    config = TrainConfig(players=players, out_dir="unused")
+    actions and rewards (a win bonus too) through the RLlib path as through the sb3 backend's AdvisedVecEnv."""
+    config = TrainConfig(players=players, win_bonus=win_bonus, out_dir="unused")
     N = 24
     rllib_env = make_env({"train_config": config.to_dict(), "num_envs": N})
     sb3_env = AdvisedVecEnv(
-        SkyjoSB3VecEnv(N, config.game_rules, reward=config.reward, reward_scale=config.reward_scale,
+        SkyjoSB3VecEnv(N, config.game_rules, reward=config.env_reward, reward_scale=config.reward_scale,
                        seed=runner_seed(config.seed, 0), player_counts=config.player_counts if config.mixed else None),
         "counting", config.game_rules,
     )  # fmt: skip
