@@ -19,7 +19,7 @@ the vector views' own).
 * Rewards (option `reward`): `"result"` (default; +1 shared by the winners, -1 shared by the
   losers at game end), `"score"` (at each round end: mean opponent round score minus one's own),
   `"lead"` (at each round end: the change in one's lead over the best opponent, whose game total
-  is lowest) or `"none"`; times `reward_scale`.
+  is lowest) or `"none"`, or a mapping of them to weights (their weighted sum); times `reward_scale`.
 * `terminated` when the game ends (then `info` also holds `"totals"`, per absolute seat, and
   `"winner"`); `truncated` when, at the learner's turn, the game has had `max_steps`
   actions of all seats.

@@ -10,7 +10,7 @@ view over [`LearnerGames`][skyjo_env.learner_games.LearnerGames], the same games
   `observation_space` and `action_space` are their batched forms (`MultiDiscrete` actions).
 * `step(actions)` applies the N learner actions at once, then lets the opponents act, in batch,
   until every game is back at its learner's turn. Rewards are float32 and sum the learner's
-  rewards ([`skyjo_env.rewards`][]) over all of that (option `reward`: `"result"`, `"score"`, `"lead"` or `"none"`).
+  rewards ([`skyjo_env.rewards`][]) over all of that (option `reward`: `"result"`, `"score"`, `"lead"` or `"none"`, or a mapping of them to weights).
 * `terminations`: the game ended (R19); `truncations`: at a learner turn it had `max_steps`
   actions of all seats. By default such a game is dealt again within the same step
   (`autoreset_mode="same_step"`, `AutoresetMode.SAME_STEP`): the returned observation is the

@@ -15,7 +15,8 @@ each game a learner sits in a seat (drawn at random for every new game, or fixed
   game is back at its learner's turn or over: while some game has an opponent to act, those games
   are observed, each opponent policy is called once on its games, and the engine steps them
   together. A game's reward sums the learner's rewards over all of that (option
-  `reward`: `"result"`, `"score"`, `"lead"` or `"none"`, as [`skyjo_env.rewards`][]).
+  `reward`: `"result"`, `"score"`, `"lead"` or `"none"`, or a mapping of them to weights, as
+  [`skyjo_env.rewards`][]).
 * A game that ends (or, at a learner turn, has had `max_steps` actions of all seats: truncation,
   with `info["TimeLimit.truncated"]`) is reported done with `info["terminal_observation"]` and
   `info["opponent"]` (the policy it was played against), and is dealt again at once: new seat,
