@@ -27,7 +27,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from skyjo_env import Rules, agents
-from skyjo_env.agents.search import default_base
+from skyjo_env.agents.search import VALUES_BY, default_base
 from skyjo_env.evaluation.stats import wilson_interval
 from skyjo_env.evaluation.tournament import run_tournament
 
@@ -84,6 +84,7 @@ def main() -> None:
     parser.add_argument("--top", type=int, default=4)
     parser.add_argument("--margin", type=float, default=2.0)
     parser.add_argument("--horizon", type=int, default=None)
+    parser.add_argument("--value", default="round", choices=VALUES_BY, help="the rollouts' value (search's `value`)")
     parser.add_argument(
         "--base", default=None, help="search's base policy (an agent spec; default: search's own, ppo-{P}p)"
     )
@@ -98,7 +99,8 @@ def main() -> None:
         base = args.base or default_base(Rules(num_players=players))
         against = args.against or base
         for samples in (int(s) for s in args.samples.split(",")):
-            options = dict(base=base, samples=samples, top=args.top, margin=args.margin, horizon=args.horizon)
+            options = dict(base=base, samples=samples, top=args.top, margin=args.margin, horizon=args.horizon,
+                           value=args.value)  # fmt: skip
             started = time.perf_counter()
             shares: list[Share] = []
             with ProcessPoolExecutor(args.workers) as pool:
@@ -113,7 +115,7 @@ def main() -> None:
             low, high = wilson_interval(wins, seats)
             print(
                 f"{players}p search (base={base}, samples={samples}, top={args.top}, margin={args.margin}, "
-                f"horizon={args.horizon}) vs {players - 1} {against}: win rate {wins / seats:.3f} "
+                f"horizon={args.horizon}, value={args.value}) vs {players - 1} {against}: win rate {wins / seats:.3f} "
                 f"({low:.3f}-{high:.3f}), {wins} wins of {seats} seats, over {games} games ({blocks} blocks of "
                 f"{args.block}, seeds {args.seed}..{args.seed + blocks - 1}, {args.workers} workers); mean round score "
                 f"{sum(s.round_score_sum for s in shares) / sum(s.rounds for s in shares):.2f}; "

@@ -7,7 +7,7 @@ import pytest
 
 from skyjo_env import Rules, SkyjoEngine, agents
 from skyjo_env.actions import FLIP, REPLACE, TAKE
-from skyjo_env.agents.search import SearchPolicy, chosen, lower_bounds, positions
+from skyjo_env.agents.search import SearchPolicy, chosen, expected_results, lower_bounds, positions
 from skyjo_env.agents.view import decode
 from skyjo_env.cards import MIN_VALUE, NUM_VALUES, SLOT_FLAGS
 from skyjo_env.evaluation.tournament import run_tournament
@@ -113,7 +113,7 @@ def test_search_improves_on_its_base_policy() -> None:
 
 @pytest.mark.parametrize(
     "options",
-    [{"samples": 1}, {"top": 1}, {"horizon": 0}, {"samples": 2.5}, {"screen": 1}, {"screen": 4.0}],
+    [{"samples": 1}, {"top": 1}, {"horizon": 0}, {"samples": 2.5}, {"screen": 1}, {"screen": 4.0}, {"value": "lead"}],
     ids=lambda o: f"{next(iter(o))}={next(iter(o.values()))}",
 )
 def test_bad_parameters_are_refused(options: dict) -> None:
@@ -224,3 +224,41 @@ def test_the_base_choice_is_left_only_for_a_candidate_whose_lower_bound_is_posit
     dropped = alive.copy()
     dropped[0, 1] = False  # a candidate dropped at the screening is never played
     assert chosen(lower_bounds(values, dropped, margin=2.0)).tolist() == [2, 0]
+
+
+def test_expected_results_end_each_future_at_its_first_round_past_the_end_score() -> None:
+    """R19: a future ends after the first round in which a total reaches ``end_score``; R20: the lowest
+    total wins (+1, shared by a tie), the others share -1; a future that never ends counts after its
+    last round."""
+    totals = np.array([[10, 20, 30], [90, 80, 0], [0, 0, 0], [10, 10, 30]])
+    ahead = np.array([[[5, 5, 70], [6, 60, 70]], [[5, 5, 50], [60, 60, 51]]], dtype=np.float32)  # (K=2, R=2, P=3)
+    # row 0: the first future ends in its first round (15, 25, 100), the second after its last (70, 80, 81):
+    #   seat 0 lowest in both
+    # row 1: neither ends in its first round (95 is below 100); both end in their second, seat 2 lowest
+    # row 2: neither ends; after the last round seat 0 is lowest in the first (6, 60, 70), seat 2 in the
+    #   second (60, 60, 51)
+    # row 3: seats 0 and 1 tie in both (15, 15, 100 and 70, 70, 81) and share the win
+    np.testing.assert_allclose(expected_results(totals, 100, ahead), [1.0, -0.5, 0.25, 0.5])
+
+
+def test_expected_results_favour_the_lower_total() -> None:
+    """Over common futures, a lower total of one's own never lowers one's expected result, and a seat
+    far ahead when the game is about to end (R19) almost surely wins (R20)."""
+    search = SearchPolicy(base="counting", value="game", rules=Rules(num_players=4), seed=0)
+    own = np.arange(0, 100, 5)
+    totals = np.column_stack([own, np.full((len(own), 3), 60)])
+    results = expected_results(totals, 100, search._ahead)
+    assert (np.diff(results) <= 0).all() and results[0] > 0.5 and results[-1] < -0.25
+    assert expected_results(np.array([[20, 95, 96, 97]]), 100, search._ahead)[0] > 0.9
+
+
+@pytest.mark.parametrize("players", [2, 4])
+def test_search_by_the_games_expected_result_plays_legally_and_reproducibly(players: int) -> None:
+    """``value="game"``: rollouts that end a round without ending the game are valued by the game's
+    expected result from the new totals; legal actions, the same for the same seed."""
+    rules = Rules(num_players=players)
+    obs, masks = to_act(midgame(rules, 8, 12 * players, seed=players))
+    first, second = (SearchPolicy(base="counting", value="game", samples=4, rules=rules, seed=3) for _ in range(2))
+    actions = first(obs, masks)
+    assert masks[np.arange(len(obs)), actions].all()
+    assert np.array_equal(actions, second(obs, masks))
