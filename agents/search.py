@@ -62,8 +62,9 @@ ROLLOUT_STEPS_PER_SEAT = 150
 #: round ended it); `"game"`, the game's expected result from the totals after the round.
 VALUES_BY = ("round", "game")
 #: The `"game"` value's model of the later rounds: every seat's round score independent and normal with
-#: this mean and standard deviation (4-player counting: 15.1 and 10.7; ppo-4p: 13.8 and 11.1, 2,200
-#: rounds each), over `FUTURES` futures of at most `FUTURE_ROUNDS` rounds, the same for every rollout.
+#: this mean and standard deviation (counting's self-play: 13.8 and 10.2 at 2 players, 15.1 and 10.7 at 4,
+#: 16.9 and 10.6 at 6; ppo-4p's: 13.8 and 11.1; 1,900-2,700 rounds each), over `FUTURES` futures of at
+#: most `FUTURE_ROUNDS` rounds, the same for every rollout.
 ROUND_MEAN, ROUND_SD = 14.0, 11.0
 FUTURES, FUTURE_ROUNDS = 32, 16
 
