@@ -11,7 +11,8 @@ believe. At each decision of play (setup flips are left to the base policy):
 * Candidates: the base policy's `top` preferred legal actions, its own choice first, then by its
   `costs()` (counting) or its `logits()` (a network); a base with neither offers its choice
   and the legal actions in id order.
-* Samples: `samples` positions per game, built from the observation alone ([`positions()`][positions]):
+* Samples: `samples` positions per game (by default 32 at 2 players, 64 from 3 players on,
+  [`default_budget()`][default_budget]), built from the observation alone ([`positions()`][positions]):
   the unseen cards shuffled over the face-down slots and the draw pile, the discard pile rebuilt
   from the seen cards (its order below the top matters only to a reshuffle, R12), the seats turned
   so that the searching seat is seat 0.
@@ -29,7 +30,8 @@ believe. At each decision of play (setup flips are left to the base policy):
   the game is valued by the game's expected result as well: `win_points` times the mean share over
   fixed futures of later rounds from the new totals ([`expected_results()`][expected_results]).
 * Decision: the base policy's choice is left only for a candidate whose paired mean gain over it,
-  over the common samples, exceeds `margin` standard errors; of those, the one with the highest
+  over the common samples, exceeds `margin` standard errors (by default 2 at 2 players, 1.5 from
+  3 players on); of those, the one with the highest
   lower bound (mean gain minus `margin` standard errors) is played.
 """
 
@@ -74,6 +76,13 @@ def default_base(rules: Rules) -> str:
     return f"ppo-{rules.num_players}p"
 
 
+def default_budget(rules: Rules) -> tuple[int, float]:
+    """`(samples, margin)` by default: 32 samples and 2 standard errors at 2 players; 64 and 1.5 from
+    3 players on, where more opponents make every rollout noisier (measured at 4 players,
+    docs/agents/search.md)."""
+    return (32, 2.0) if rules.num_players == 2 else (64, 1.5)
+
+
 class SearchPolicy:
     """Rollout search over a base policy with common random numbers and a paired-evidence rule."""
 
@@ -82,9 +91,9 @@ class SearchPolicy:
     def __init__(
         self,
         base: Any = None,
-        samples: int = 32,
+        samples: int | None = None,
         top: int = 4,
-        margin: float = 2.0,
+        margin: float | None = None,
         win_points: float = 50.0,
         horizon: int | None = None,
         screen: int | None = 8,
@@ -92,6 +101,9 @@ class SearchPolicy:
         rules: Rules | None = None,
         seed: int | None = None,
     ) -> None:
+        self.rules = Rules() if rules is None else rules
+        budget = default_budget(self.rules)
+        samples = budget[0] if samples is None else samples
         if not isinstance(samples, int) or samples < 2:
             raise ValueError(f"samples={samples!r} is not allowed; use an integer of at least 2")
         if not isinstance(top, int) or top < 2:
@@ -102,11 +114,10 @@ class SearchPolicy:
             raise ValueError(f"horizon={horizon!r} is not allowed; use a positive integer or None (the round's end)")
         if value not in VALUES_BY:
             raise ValueError(f"value={value!r} is not allowed; use one of {VALUES_BY}")
-        self.rules = Rules() if rules is None else rules
         self.base = make(default_base(self.rules) if base is None else base, rules=self.rules, seed=seed)
         self.samples = samples
         self.top = top
-        self.margin = float(margin)
+        self.margin = float(budget[1] if margin is None else margin)
         self.win_points = float(win_points)
         self.horizon = horizon
         self.screen = screen

@@ -28,7 +28,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from skyjo_env import Rules, agents
-from skyjo_env.agents.search import VALUES_BY, default_base
+from skyjo_env.agents.search import VALUES_BY, default_base, default_budget
 from skyjo_env.evaluation.stats import wilson_interval
 from skyjo_env.evaluation.tournament import run_tournament
 
@@ -81,9 +81,13 @@ def main() -> None:
         "--block", type=int, default=200, help="games played together (one tournament, seed + its index)"
     )
     parser.add_argument("--players", default="2", help="comma-separated player counts")
-    parser.add_argument("--samples", default="32", help="comma-separated sample budgets (the curve)")
+    parser.add_argument(
+        "--samples",
+        default=None,
+        help="comma-separated sample budgets (the curve; default: search's own for the table)",
+    )
     parser.add_argument("--top", type=int, default=4)
-    parser.add_argument("--margin", type=float, default=2.0)
+    parser.add_argument("--margin", type=float, default=None, help="default: search's own for the table")
     parser.add_argument("--horizon", type=int, default=None)
     parser.add_argument("--value", default="round", choices=VALUES_BY, help="the rollouts' value (search's `value`)")
     parser.add_argument(
@@ -97,10 +101,13 @@ def main() -> None:
         parser.error("--games, --block and --workers must be positive")
     blocks = -(-args.games // args.block)
     for players in (int(p) for p in args.players.split(",")):
-        base = args.base or default_base(Rules(num_players=players))
+        rules = Rules(num_players=players)
+        base = args.base or default_base(rules)
         against = args.against or base
-        for samples in (int(s) for s in args.samples.split(",")):
-            options = dict(base=base, samples=samples, top=args.top, margin=args.margin, horizon=args.horizon,
+        samples_by_default, margin_by_default = default_budget(rules)
+        margin = margin_by_default if args.margin is None else args.margin
+        for samples in (int(s) for s in (args.samples or str(samples_by_default)).split(",")):
+            options = dict(base=base, samples=samples, top=args.top, margin=margin, horizon=args.horizon,
                            value=args.value)  # fmt: skip
             started = time.perf_counter()
             shares: list[Share] = []
@@ -117,7 +124,7 @@ def main() -> None:
             decisions, spent = sum(s.decisions for s in shares), sum(s.seconds for s in shares)
             low, high = wilson_interval(wins, seats)
             print(
-                f"{players}p search (base={base}, samples={samples}, top={args.top}, margin={args.margin}, "
+                f"{players}p search (base={base}, samples={samples}, top={args.top}, margin={margin}, "
                 f"horizon={args.horizon}, value={args.value}) vs {players - 1} {against}: win rate {wins / seats:.3f} "
                 f"({low:.3f}-{high:.3f}), {wins} wins of {seats} seats, over {games} games ({blocks} blocks of "
                 f"{args.block}, seeds {args.seed}..{args.seed + blocks - 1}, {args.workers} workers); mean round score "

@@ -130,6 +130,17 @@ def test_the_default_base_is_the_shipped_network_for_the_table_size(players: int
     assert agents.make("search:base=counting", rules=rules).base.name == "counting"
 
 
+@pytest.mark.parametrize(("players", "samples", "margin"), [(2, 32, 2.0), (3, 64, 1.5), (4, 64, 1.5), (8, 64, 1.5)])
+def test_the_default_budget_grows_with_the_opponents(players: int, samples: int, margin: float) -> None:
+    """By default 32 samples and a margin of 2 standard errors at 2 players, 64 and 1.5 from 3 players on
+    (measured at 4 players, docs/agents/search.md); either option may replace its default."""
+    rules = Rules(num_players=players)
+    search = agents.make("search:base=counting", rules=rules)
+    assert (search.samples, search.margin) == (samples, margin)
+    chosen_budget = agents.make("search:base=counting,samples=16,margin=3", rules=rules)
+    assert (chosen_budget.samples, chosen_budget.margin) == (16, 3.0)
+
+
 def test_a_network_base_offers_its_most_likely_actions() -> None:
     """A base without ``costs()`` (a PPO network) ranks its candidates by its logits: its choice,
     then the legal actions it rates most likely."""
