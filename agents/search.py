@@ -48,7 +48,7 @@ from skyjo_env.agents.view import CHOOSE, SETUP, VALUES, ObservationView, decode
 from skyjo_env.cards import COUNTS, DECK_SIZE, MIN_VALUE, NUM_VALUES, SLOT_FLAGS, SLOTS
 from skyjo_env.engine import SkyjoEngine
 from skyjo_env.observation import observe
-from skyjo_env.rewards import rewards
+from skyjo_env.rewards import result_shares, rewards
 from skyjo_env.rules import Rules
 
 _SLOT_BITS = (1 << np.arange(SLOTS)).astype(np.uint32)
@@ -201,10 +201,11 @@ class SearchPolicy:
             steps += 1
             done = result.round_over
             if done.any():
-                score = rewards("score", result)[done, 0]
                 won = rewards("result", result)[done, 0]
                 if self.value == "game":
                     score = self.win_points * expected_results(result.totals[done], self.rules.end_score, self._ahead)
+                else:
+                    score = rewards("score", result)[done, 0]
                 values[active[done]] = np.where(result.game_over[done], self.win_points * won, score)
                 active = active[~done]
             if not active.size:
@@ -345,9 +346,7 @@ def expected_results(totals: np.ndarray, end_score: int, ahead: np.ndarray) -> n
         if not open_.any():
             break
     win = final == final.min(axis=2, keepdims=True)
-    winners = win.sum(axis=2)
-    share = np.where(win[:, :, 0], 1.0 / winners, -1.0 / np.maximum(P - winners, 1))
-    return np.where(winners < P, share, 0.0).mean(axis=1)
+    return result_shares(win.reshape(-1, P))[:, 0].reshape(len(totals), K).mean(axis=1)
 
 
 def _expected_round_scores(engine: SkyjoEngine, games: np.ndarray) -> np.ndarray:

@@ -79,12 +79,17 @@ def _mode_rewards(mode: str, result: StepResult) -> np.ndarray:
         totals = result.totals[g]
         out[g] = _lead_over_best_rival(totals) - _lead_over_best_rival(totals - result.round_scores[g])
     else:  # "result"
-        win = result.winners[g]
-        winners = over_seats(np.add, win.view(np.uint8))[:, None]
-        losers = P - winners
-        share = np.where(win, 1.0 / winners, -1.0 / np.maximum(losers, 1))
-        out[g] = np.where(losers > 0, share, 0.0)
+        out[g] = result_shares(result.winners[g])
     return out
+
+
+def result_shares(win: np.ndarray) -> np.ndarray:
+    """`(n, P)` each seat's share of a game's result (R20) from its winners `win` `(n, P)` bool: the
+    winners share +1, the others share -1; all tied gives 0."""
+    winners = over_seats(np.add, win.view(np.uint8))[:, None]
+    losers = win.shape[1] - winners
+    share = np.where(win, 1.0 / winners, -1.0 / np.maximum(losers, 1))
+    return np.where(losers > 0, share, 0.0)
 
 
 def _lead_over_best_rival(totals: np.ndarray) -> np.ndarray:
