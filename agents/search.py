@@ -78,7 +78,7 @@ def default_base(rules: Rules) -> str:
 
 def default_budget(rules: Rules) -> tuple[int, float]:
     """`(samples, margin)` by default: 32 samples and 2 standard errors at 2 players; 64 and 1.5 from
-    3 players on, where more opponents make every rollout noisier (measured at 4 players,
+    3 players on, where more opponents make every rollout noisier (measured at 3, 4 and 6 players,
     docs/agents/search.md)."""
     return (32, 2.0) if rules.num_players == 2 else (64, 1.5)
 
