@@ -163,6 +163,12 @@ class SearchPolicy:
         """`(n, C)` lower bounds of each candidate's paired gain over the first (its mean gain
         minus `margin` standard errors over the common samples); 0 for the first, -inf for none
         and for a candidate dropped at the screening."""
+        return lower_bounds(*self.rollout_values(v, candidates), self.margin)
+
+    def rollout_values(self, v: ObservationView, candidates: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """`(values (n, C, S), alive (n, C))`: each candidate's rollout value in each of the row's
+        `S` common samples, and the candidates that played them all; one dropped at the screening
+        has values in its first `screen` samples only (0 after), one that is -1 none."""
         n, C = candidates.shape
         S = self.samples
         start = positions(v, self.rules, S, self._rng)
@@ -173,7 +179,7 @@ class SearchPolicy:
         if first < S:
             alive = survivors(values[:, :, :first], alive)
             self.fill(start, candidates, values, alive[:, :, None] & (np.arange(S) >= first))
-        return lower_bounds(values, alive, self.margin)
+        return values, alive
 
     def fill(self, start: dict[str, np.ndarray], candidates: np.ndarray, values: np.ndarray, cells: np.ndarray) -> None:
         """Fill `values[i, c, s]` `(n, C, S)` for every true `cells[i, c, s]`: candidate `c` of row `i`

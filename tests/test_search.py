@@ -222,6 +222,26 @@ def test_screening_drops_candidates_the_first_samples_reject() -> None:
     assert masks[np.arange(len(obs)), screened].all() and masks[np.arange(len(obs)), full].all()
 
 
+def test_rollout_values_hold_every_played_sample_and_give_the_gains() -> None:
+    """``rollout_values()``: a survivor of the screening has a value in every sample, a dropped
+    candidate in its screening samples only, a missing one (-1) none; ``gains()`` are their lower
+    bounds, the same for the same seed."""
+    rules = Rules()
+    obs, masks = to_act(midgame(rules, 24, 31, seed=2))
+    v = decode(obs)
+    rows = np.flatnonzero(v.phase != SETUP)
+    first = SearchPolicy(rules=rules, seed=0, samples=16, screen=4)
+    candidates = first.candidates(obs, masks, first.base(obs, masks))[rows]
+    values, alive = first.rollout_values(v.take(rows), candidates)
+    assert values.shape == (len(rows), 4, 16) and alive.shape == (len(rows), 4)
+    assert not alive[candidates < 0].any() and (values[candidates < 0] == 0).all()
+    dropped = (candidates >= 0) & ~alive
+    assert dropped.any() and (values[dropped][:, 4:] == 0).all() and (values[dropped][:, :4] != 0).any()
+    assert (values[alive][:, 4:] != 0).any()
+    second = SearchPolicy(rules=rules, seed=0, samples=16, screen=4)
+    assert np.array_equal(second.gains(v.take(rows), candidates), lower_bounds(values, alive, second.margin))
+
+
 def test_the_base_choice_is_left_only_for_a_candidate_whose_lower_bound_is_positive() -> None:
     """Paired gains over the first candidate: a clear gain is played, a noisy or negative one is not."""
     clear = [[0.0] * 8, [3.0, 4.0] * 4, [1.0] * 8]  # candidate 1 gains 3 or 4 in every sample, candidate 2 gains 1
