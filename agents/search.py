@@ -37,6 +37,7 @@ believe. At each decision of play (setup flips are left to the base policy):
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -81,6 +82,20 @@ def default_budget(rules: Rules) -> tuple[int, float]:
     3 players on, where more opponents make every rollout noisier (measured at 3, 4 and 6 players,
     docs/agents/search.md)."""
     return (32, 2.0) if rules.num_players == 2 else (64, 1.5)
+
+
+@dataclass(frozen=True)
+class Decisions:
+    """What [`SearchPolicy.decide()`][SearchPolicy.decide] played and why: `actions (n,)`,
+    `candidates (n, top)` (the base's choice first; -1 where fewer are legal), the searched `rows`
+    `(m,)`, and for them the candidates' rollout `values (m, top, samples)` and `alive (m, top)`
+    ([`SearchPolicy.rollout_values()`][SearchPolicy.rollout_values])."""
+
+    actions: np.ndarray
+    candidates: np.ndarray
+    rows: np.ndarray
+    values: np.ndarray
+    alive: np.ndarray
 
 
 class SearchPolicy:
@@ -129,6 +144,12 @@ class SearchPolicy:
         self._ahead = np.cumsum(futures, axis=1).astype(np.float32)
 
     def __call__(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
+        return self.decide(observations, action_masks).actions
+
+    def decide(self, observations: np.ndarray, action_masks: np.ndarray) -> Decisions:
+        """Search's actions with what it chose them from ([`Decisions`][]): the candidates of every
+        row and the rollout values of the rows it searched (setup flips and a single legal
+        candidate are left to the base)."""
         obs = np.asarray(observations, dtype=np.float32)
         masks = np.asarray(action_masks, dtype=bool)
         choice = np.asarray(self.base(obs, masks)).astype(np.int64)
@@ -137,10 +158,12 @@ class SearchPolicy:
             raise ValueError(f"search was made for {self.rules.num_players} players; observations have {v.num_players}")
         candidates = self.candidates(obs, masks, choice)
         rows = np.flatnonzero((v.phase != SETUP) & (candidates[:, 1] >= 0))
+        values = np.zeros((0, self.top, self.samples))
+        alive = np.zeros((0, self.top), dtype=bool)
         if rows.size:
-            picked = chosen(self.gains(v.take(rows), candidates[rows]))
-            choice[rows] = candidates[rows, picked]
-        return choice
+            values, alive = self.rollout_values(v.take(rows), candidates[rows])
+            choice[rows] = candidates[rows, chosen(lower_bounds(values, alive, self.margin))]
+        return Decisions(choice, candidates, rows, values, alive)
 
     def candidates(self, observations: np.ndarray, masks: np.ndarray, choice: np.ndarray) -> np.ndarray:
         """`(n, top)` candidate actions per row, the base's choice first, then its cheapest other
@@ -158,12 +181,6 @@ class SearchPolicy:
         if prices is None:
             return np.zeros(masks.shape, dtype=np.float64)
         return np.asarray(prices(observations, masks), dtype=np.float64)
-
-    def gains(self, v: ObservationView, candidates: np.ndarray) -> np.ndarray:
-        """`(n, C)` lower bounds of each candidate's paired gain over the first (its mean gain
-        minus `margin` standard errors over the common samples); 0 for the first, -inf for none
-        and for a candidate dropped at the screening."""
-        return lower_bounds(*self.rollout_values(v, candidates), self.margin)
 
     def rollout_values(self, v: ObservationView, candidates: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """`(values (n, C, S), alive (n, C))`: each candidate's rollout value in each of the row's

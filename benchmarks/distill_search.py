@@ -10,7 +10,7 @@ exceeds 1) on all positions but the `--held-out` share, which values the fit: th
 targets before and after, and the rollouts' gain per position of the moves the fitted network changes
 (the base's own choice gains 0; a move outside the candidates counts 0). `--out` saves the fitted network.
 
-    python benchmarks/distill_search.py --players 4 --positions 160000 --samples 32 --workers 2 --seed 7
+    python benchmarks/distill_search.py --players 4 --positions 40000 --samples 32 --workers 2 --seed 7
 """
 
 from __future__ import annotations
@@ -27,8 +27,7 @@ from threadpoolctl import threadpool_limits
 from skyjo_env import agents
 from skyjo_env.agents.advice import with_advice
 from skyjo_env.agents.mlp_policy import MLPPolicy
-from skyjo_env.agents.search import chosen, default_base, lower_bounds, paired_gains
-from skyjo_env.agents.view import SETUP, decode
+from skyjo_env.agents.search import default_base, paired_gains
 from skyjo_env.learner_games import LearnerGames
 from skyjo_env.observation import obs_size
 from skyjo_env.rules import Rules
@@ -47,23 +46,17 @@ def collect(players: int, base: str, against: str, samples: int, games: int, ste
         record: dict[str, list[np.ndarray]] = {k: [] for k in FIELDS}
         for _ in range(steps):
             masks = table.action_masks()
-            choice = np.asarray(network(obs, masks)).astype(np.int64)
-            candidates = search.candidates(obs, masks, choice)
-            v = decode(obs)
-            rows = np.flatnonzero((v.phase != SETUP) & (candidates[:, 1] >= 0))
-            gain, error = np.zeros(candidates.shape), np.zeros(candidates.shape)
-            actions = choice.copy()
-            if rows.size:
-                values, alive = search.rollout_values(v.take(rows), candidates[rows])
-                full, full_error = paired_gains(values)
-                screened, screened_error = paired_gains(values[:, :, : search.screen or search.samples])
-                gain[rows] = np.where(alive, full, np.where(candidates[rows] >= 0, screened, 0))
-                error[rows] = np.where(alive, full_error, np.where(candidates[rows] >= 0, screened_error, 0))
-                actions[rows] = candidates[rows, chosen(lower_bounds(values, alive, search.margin))]
+            decided = search.decide(obs, masks)
+            rows, candidates, alive = decided.rows, decided.candidates[decided.rows], decided.alive
+            full, full_error = paired_gains(decided.values)
+            screened, screened_error = paired_gains(decided.values[:, :, : search.screen or search.samples])
+            gain, error = np.zeros(decided.candidates.shape), np.zeros(decided.candidates.shape)
+            gain[rows] = np.where(alive, full, np.where(candidates >= 0, screened, 0))
+            error[rows] = np.where(alive, full_error, np.where(candidates >= 0, screened_error, 0))
             inputs = with_advice(network.advice, obs, masks, rules) if network.advice else obs
-            for key, array in zip(FIELDS, (inputs, masks, network.logits(obs, masks), candidates, gain, error)):
+            for key, array in zip(FIELDS, (inputs, masks, network.logits(obs, masks), decided.candidates, gain, error)):
                 record[key].append(np.array(array))
-            obs, *_ = table.step(actions)
+            obs, *_ = table.step(decided.actions)
     return {k: np.concatenate(a) for k, a in record.items()}
 
 

@@ -222,10 +222,10 @@ def test_screening_drops_candidates_the_first_samples_reject() -> None:
     assert masks[np.arange(len(obs)), screened].all() and masks[np.arange(len(obs)), full].all()
 
 
-def test_rollout_values_hold_every_played_sample_and_give_the_gains() -> None:
+def test_rollout_values_hold_every_played_sample_and_decide_the_actions() -> None:
     """``rollout_values()``: a survivor of the screening has a value in every sample, a dropped
-    candidate in its screening samples only, a missing one (-1) none; ``gains()`` are their lower
-    bounds, the same for the same seed."""
+    candidate in its screening samples only, a missing one (-1) none; ``decide()`` plays, for the
+    same seed, the same values' choice (the highest positive lower bound) and the base's elsewhere."""
     rules = Rules()
     obs, masks = to_act(midgame(rules, 24, 31, seed=2))
     v = decode(obs)
@@ -238,8 +238,14 @@ def test_rollout_values_hold_every_played_sample_and_give_the_gains() -> None:
     dropped = (candidates >= 0) & ~alive
     assert dropped.any() and (values[dropped][:, 4:] == 0).all() and (values[dropped][:, :4] != 0).any()
     assert (values[alive][:, 4:] != 0).any()
-    second = SearchPolicy(rules=rules, seed=0, samples=16, screen=4)
-    assert np.array_equal(second.gains(v.take(rows), candidates), lower_bounds(values, alive, second.margin))
+    decided = SearchPolicy(rules=rules, seed=0, samples=16, screen=4).decide(obs, masks)
+    assert np.array_equal(decided.rows, rows) and np.array_equal(decided.candidates[rows], candidates)
+    assert np.array_equal(decided.values, values) and np.array_equal(decided.alive, alive)
+    picked = chosen(lower_bounds(values, alive, first.margin))
+    assert np.array_equal(decided.actions[rows], candidates[np.arange(len(rows)), picked])
+    assert (picked > 0).any()  # search left the base somewhere
+    others = np.setdiff1d(np.arange(len(obs)), rows)
+    assert np.array_equal(decided.actions[others], decided.candidates[others, 0])
 
 
 def test_the_base_choice_is_left_only_for_a_candidate_whose_lower_bound_is_positive() -> None:
