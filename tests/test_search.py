@@ -133,7 +133,7 @@ def test_the_default_base_is_the_shipped_network_for_the_table_size(players: int
 @pytest.mark.parametrize(("players", "samples", "margin"), [(2, 32, 2.0), (3, 64, 1.5), (4, 64, 1.5), (8, 64, 1.5)])
 def test_the_default_budget_grows_with_the_opponents(players: int, samples: int, margin: float) -> None:
     """By default 32 samples and a margin of 2 standard errors at 2 players, 64 and 1.5 from 3 players on
-    (measured at 4 players, docs/agents/search.md); either option may replace its default."""
+    (measured at 3, 4 and 6 players, docs/agents/search.md); either option may replace its default."""
     rules = Rules(num_players=players)
     search = agents.make("search:base=counting", rules=rules)
     assert (search.samples, search.margin) == (samples, margin)
