@@ -21,7 +21,7 @@ import socket
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from threadpoolctl import threadpool_limits
 
@@ -38,6 +38,9 @@ from skyjo_env.apps.backends import BACKENDS, train_config_from_args
 from skyjo_env.apps.flags import add_flags
 from skyjo_env.evaluation.benchmark import FULL, QUICK, SUITES, Benchmark, print_card, save_card
 from skyjo_env.train.config import CHECKPOINT, TrainConfig
+
+if TYPE_CHECKING:
+    from skyjo_env.rules import Rules
 
 #: Exit status of a command that got bad input (as argparse's own errors).
 USAGE_ERROR = 2
@@ -75,8 +78,7 @@ def add_tournament_parser(subparsers: argparse._SubParsersAction) -> None:
 def tournament(args: argparse.Namespace) -> int:
     """Run the `tournament` subcommand: every input (output folders, agents at each table size)
     is checked before the first game."""
-    from skyjo_env.evaluation.report import FILES, check_output_folder, print_table, save
-    from skyjo_env.evaluation.tournament import run_tournament
+    from skyjo_env.evaluation.report import FILES, check_output_folder, claimed_folder
     from skyjo_env.observation import count_range
 
     several = isinstance(args.players, list)
@@ -85,14 +87,28 @@ def tournament(args: argparse.Namespace) -> int:
     folders = {players: out / f"{players}p" if several else out for players in counts}
     for folder in folders.values():
         check_output_folder(folder)
-        found = [name for name in FILES if (folder / name).exists()]
-        if found and not args.overwrite:
-            raise ValueError(
-                f"--out {folder} already holds a tournament ({', '.join(found)}); replace it with --overwrite "
-                "or choose another --out"
-            )
     tables = {players: rules_from_args(args, players) for players in counts}
     pools = {players: build_agents(args.agents, rules, args.seed) for players, rules in tables.items()}
+    with contextlib.ExitStack() as held:  # the folders stay this command's until its files are written
+        for folder in folders.values():
+            held.enter_context(claimed_folder(folder))
+            found = [name for name in FILES if (folder / name).exists()]
+            if found and not args.overwrite:
+                raise ValueError(
+                    f"--out {folder} already holds a tournament ({', '.join(found)}); replace it with --overwrite "
+                    "or choose another --out"
+                )
+        play_tournaments(args, tables, pools, folders)
+    return 0
+
+
+def play_tournaments(
+    args: argparse.Namespace, tables: dict[int, Rules], pools: dict[int, list[Any]], folders: dict[int, Path]
+) -> None:
+    """Play and save the tournament of each table size."""
+    from skyjo_env.evaluation.report import print_table, save
+    from skyjo_env.evaluation.tournament import run_tournament
+
     for players, rules in tables.items():
         pool = pools[players]
         result = run_tournament(pool, players, args.games, rules=rules, seed=args.seed, progress=not args.no_progress)
@@ -104,7 +120,6 @@ def tournament(args: argparse.Namespace) -> int:
         print("wrote " + ", ".join(str(p) for p in paths.values()))
         if "plot" not in paths:
             print("(round_scores.png not drawn: it needs matplotlib, pip install 'skyjo-env[plot]')")
-    return 0
 
 
 # ---------------------------------------------------------------------------- train
@@ -271,14 +286,14 @@ def add_benchmark_parser(subparsers: argparse._SubParsersAction) -> None:
 
 def benchmark(args: argparse.Namespace) -> int:
     """Run the `benchmark` subcommand (bad input raises `ValueError`: `skyjo` prints its one line, status 2)."""
-    from skyjo_env.evaluation.report import check_output_folder
+    from skyjo_env.evaluation.report import claimed_folder
 
     plan = Benchmark(args.spec, args.suite, args.players, args.workers)
     out = args.out or f"runs/benchmark-{re.sub(r'[^A-Za-z0-9._+-]+', '_', plan.name)}"
-    check_output_folder(out)
-    card = plan.run(progress=not args.no_progress)
-    print_card(card)
-    paths = save_card(card, out)
+    with claimed_folder(out):
+        card = plan.run(progress=not args.no_progress)
+        print_card(card)
+        paths = save_card(card, out)
     print("wrote " + ", ".join(str(p) for p in paths.values()))
     return 0
 

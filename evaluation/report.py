@@ -1,12 +1,15 @@
 """Tournament reports: a printed table, JSON, CSV and Markdown files, and a plot of round scores; and
-the check that an output folder can take them, made before any game (a tournament's, a training run's)."""
+the check that an output folder can take them, made before any game (a tournament's, a training run's),
+with the claim that keeps two commands from writing one folder at once."""
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import importlib.util
 import json
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -168,6 +171,52 @@ def check_output_folder(path: str | Path, flag: str = "--out") -> None:
     if not os.access(nearest, os.W_OK | os.X_OK):
         where = "it" if nearest == out.absolute() else f"{nearest}, where it would be made,"
         raise ValueError(f"{flag} {out}: {where} is not writable; choose another {flag}")
+
+
+@contextlib.contextmanager
+def claimed_folder(path: str | Path, flag: str = "--out") -> Iterator[Path]:
+    """Hold the output folder `path` for the block: made if missing (after
+    [`check_output_folder()`][check_output_folder]), then locked (`flock` on the folder itself, which
+    the system releases when the process ends, however it ends), so that a second command given the
+    same folder while this one works gets a `ValueError` naming `flag` instead of writing over it.
+    Check the folder's contents inside the block: a command that held it may have just finished. If
+    the block raises, a folder made here that is still empty is removed again. Where the system has no
+    `flock` (Windows) the folder is made but not locked."""
+    check_output_folder(path, flag)
+    out = Path(path)
+    made = [folder for folder in (out, *out.parents) if not os.path.lexists(folder)]
+    out.mkdir(parents=True, exist_ok=True)
+    try:
+        with _lock(out, flag):
+            yield out
+    except BaseException:
+        for folder in made:  # innermost first; stops at the first that holds something
+            try:
+                folder.rmdir()
+            except OSError:
+                break
+        raise
+
+
+@contextlib.contextmanager
+def _lock(folder: Path, flag: str) -> Iterator[None]:
+    try:
+        import fcntl
+    except ImportError:  # no flock here: unlocked
+        yield
+        return
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise ValueError(
+                f"{flag} {folder} is in use: another command (a run, a tournament or a benchmark) is writing "
+                f"there now; wait for it to end or choose another {flag}"
+            ) from None
+        yield
+    finally:
+        os.close(fd)  # releases the lock
 
 
 #: The files [`save()`][save] writes (the plot where matplotlib is installed).

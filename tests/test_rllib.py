@@ -214,6 +214,15 @@ def test_a_short_run_improves_on_random_and_resumes(local_ray, tmp_path):
     assert resumed.timesteps >= 70_000 and resumed.run_timesteps < resumed.timesteps
 
 
+def test_a_run_folder_in_use_is_refused_before_ray_starts(tmp_path):
+    from skyjo_env.evaluation.report import claimed_folder
+
+    config = TrainConfig(**SHORT, out_dir=str(tmp_path / "run"))
+    with claimed_folder(tmp_path / "run"), pytest.raises(ValueError, match="is in use: another command"):
+        rllib_ppo.train(config, progress=False, say=lambda _: None)
+    assert not ray.is_initialized() and list((tmp_path / "run").iterdir()) == []
+
+
 @pytest.fixture
 def two_nodes():
     """A real Ray cluster of two nodes on this machine (a head and a worker node, one CPU each, as

@@ -585,6 +585,59 @@ def test_a_tournament_is_not_overwritten_without_overwrite(capsys, tmp_path: Pat
     assert json.loads((tmp_path / "tournament.json").read_text())["seed"] == 1
 
 
+HOLD = """
+import sys, time
+from skyjo_env.evaluation.report import claimed_folder
+with claimed_folder(sys.argv[1]):
+    print("held", flush=True)
+    time.sleep(60)
+"""
+
+
+def test_a_folder_another_command_is_writing_is_refused_until_it_ends(capsys, tmp_path: Path):
+    """Two commands given one --out at once: the second is refused before any work, however far the
+    first has got (here it has written nothing yet), and the folder is free again once the first ends."""
+    out = tmp_path / "shared"
+    holder = subprocess.Popen([sys.executable, "-c", HOLD, str(out)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+        message = f"--out {out} is in use: another command (a run, a tournament or a benchmark) is writing there now"
+        assert message in refused(capsys, *TOURNAMENT, "--out", str(out))
+        assert message in refused(capsys, "train", *TINY, "--out", str(out))
+        assert message in refused(capsys, "benchmark", "random", "--suite", "quick", "--out", str(out))
+        assert files_under(out) == []
+    finally:
+        holder.kill()
+        holder.wait()
+    assert skyjo(capsys, *TOURNAMENT, "--out", str(out))[0] == 0  # the system freed the killed holder's claim
+    assert (out / "tournament.json").exists()
+
+
+def test_a_claimed_folder_that_the_block_left_empty_is_removed_on_an_error(tmp_path: Path):
+    from skyjo_env.evaluation.report import claimed_folder
+
+    with pytest.raises(KeyError), claimed_folder(tmp_path / "new" / "deeper"):
+        assert (tmp_path / "new" / "deeper").is_dir()
+        raise KeyError("stopped")
+    assert files_under(tmp_path) == []  # both folders it made are gone
+    (tmp_path / "kept").mkdir()
+    with pytest.raises(KeyError), claimed_folder(tmp_path / "kept"):
+        raise KeyError("stopped")
+    with pytest.raises(KeyError), claimed_folder(tmp_path / "made"):
+        (tmp_path / "made" / "partial.json").write_text("{}")
+        raise KeyError("stopped")
+    assert files_under(tmp_path) == ["kept", "made", "made/partial.json"]  # a folder it found, and work done, stay
+    with claimed_folder(tmp_path / "kept") as held:  # released after each block
+        assert held == tmp_path / "kept"
+        with (
+            pytest.raises(ValueError, match=r"--table .*kept is in use: .* choose another --table"),
+            claimed_folder(tmp_path / "kept", "--table"),
+        ):
+            pass
+    with claimed_folder(tmp_path / "kept"):  # and free again once the block has ended
+        pass
+
+
 @pytest.mark.parametrize(("players", "counts"), [("2-3", [2, 3]), ("3,5", [3, 5])])
 def test_a_tournament_plays_at_each_table_size_it_is_given(capsys, tmp_path: Path, players: str, counts: list[int]):
     code, out, _ = skyjo(capsys, *TOURNAMENT, "--players", players, "--out", str(tmp_path))

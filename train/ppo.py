@@ -23,6 +23,7 @@ from stable_baselines3.common.callbacks import BaseCallback, CallbackList
 from stable_baselines3.common.vec_env import VecEnv
 
 from skyjo_env.evaluation.progress import Progress
+from skyjo_env.evaluation.report import claimed_folder
 from skyjo_env.sb3_vec_env import SkyjoSB3VecEnv
 from skyjo_env.train.advised_env import AdvisedVecEnv
 from skyjo_env.train.config import CHECKPOINT, SELF, TrainConfig
@@ -296,7 +297,7 @@ def train(
     """
     started = time.perf_counter()
     check_resume(config, None if resume is None else Path(resume))
-    with one_thread():
+    with claimed_folder(config.out_dir), one_thread():  # Run checks the folder's files under the claim
         run = Run(config, Path(resume) if resume is not None else None, overwrite=overwrite, progress=progress, say=say)
         before = int(run.model.num_timesteps) if resume is not None else 0
         run.learn()

@@ -40,6 +40,7 @@ from ray.rllib.utils.metrics import NUM_ENV_STEPS_SAMPLED_LIFETIME
 from ray.tune.registry import register_env
 
 from skyjo_env.evaluation.progress import Progress
+from skyjo_env.evaluation.report import claimed_folder
 from skyjo_env.spaces import action_space
 from skyjo_env.train.config import CHECKPOINT, SELF, TrainConfig
 from skyjo_env.train.networks import resolve_precision
@@ -314,15 +315,17 @@ def train(
     """
     started = time.perf_counter()
     resume = None if resume is None else Path(resume)
-    unstarted = check_run_folder(Path(config.out_dir), resume=resume is not None, overwrite=overwrite)
     check_resume(config, resume)
-    with ray_session(config.address, config.env_runners + 1), one_thread():
-        run = RLlibRun(config, resume, overwrite=overwrite, progress=progress, say=say, unstarted=unstarted)
-        try:
-            before = run.timesteps
-            run.learn()
-        finally:
-            run.algo.stop()
-        return finish(run.module.policy, config, run.out, timesteps=run.timesteps, run_timesteps=run.timesteps - before,
-                      started=started, previous_seconds=run.previous_seconds, progress=progress,
-                      evaluate_now=lambda agent, t: run_evaluation(agent, config, run.out, t, say=say, progress=progress))  # fmt: skip
+    with claimed_folder(config.out_dir):  # the folder's files are checked under the claim, before Ray starts
+        unstarted = check_run_folder(Path(config.out_dir), resume=resume is not None, overwrite=overwrite)
+        with ray_session(config.address, config.env_runners + 1), one_thread():
+            run = RLlibRun(config, resume, overwrite=overwrite, progress=progress, say=say, unstarted=unstarted)
+            try:
+                before = run.timesteps
+                run.learn()
+            finally:
+                run.algo.stop()
+            return finish(run.module.policy, config, run.out, timesteps=run.timesteps,
+                          run_timesteps=run.timesteps - before, started=started, previous_seconds=run.previous_seconds,
+                          progress=progress, evaluate_now=lambda agent, t: run_evaluation(agent, config, run.out, t,
+                                                                                        say=say, progress=progress))  # fmt: skip
