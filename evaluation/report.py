@@ -180,8 +180,9 @@ def claimed_folder(path: str | Path, flag: str = "--out") -> Iterator[Path]:
     the system releases when the process ends, however it ends), so that a second command given the
     same folder while this one works gets a `ValueError` naming `flag` instead of writing over it.
     Check the folder's contents inside the block: a command that held it may have just finished. If
-    the block raises, a folder made here that is still empty is removed again. Where the system has no
-    `flock` (Windows) the folder is made but not locked."""
+    the block raises, a folder made here that is still empty is removed again. Where the system or
+    its file system has no `flock` (Windows, some network file systems) the folder is made but not
+    locked."""
     check_output_folder(path, flag)
     out = Path(path)
     made = [folder for folder in (out, *out.parents) if not os.path.lexists(folder)]
@@ -214,6 +215,8 @@ def _lock(folder: Path, flag: str) -> Iterator[None]:
                 f"{flag} {folder} is in use: another command (a run, a tournament or a benchmark) is writing "
                 f"there now; wait for it to end or choose another {flag}"
             ) from None
+        except OSError:  # a file system without locks (some network ones): unlocked
+            pass
         yield
     finally:
         os.close(fd)  # releases the lock
