@@ -31,6 +31,7 @@ from skyjo_env.agents.search import default_base, paired_gains
 from skyjo_env.learner_games import LearnerGames
 from skyjo_env.observation import obs_size
 from skyjo_env.rules import Rules
+from skyjo_env.train.networks import ACTIVATIONS, masked_distribution
 
 FIELDS = ("inputs", "masks", "logits", "candidates", "gain", "error")
 
@@ -108,7 +109,7 @@ def main() -> None:
     base_choice = logits.argmax(dim=1)
     order = torch.randperm(n)
     held, fit = order[: int(args.held_out * n)], order[int(args.held_out * n) :]
-    activation = {"relu": torch.nn.ReLU, "tanh": torch.nn.Tanh}[network.activation]
+    activation = ACTIVATIONS[network.activation]
     layers: list[torch.nn.Module] = []
     for i, (w, b) in enumerate(network.weights):
         linear = torch.nn.Linear(*w.shape)
@@ -118,9 +119,9 @@ def main() -> None:
 
     def held_out() -> str:
         with torch.no_grad():
-            log_p = torch.log_softmax(net(x[held]).masked_fill(~masks[held], -1e9), dim=1)
+            log_p, p = masked_distribution(net(x[held]), masks[held])
         divergence = (targets[held] * (torch.log(targets[held] + 1e-12) - log_p)).sum(1).mean()
-        moves = log_p.argmax(dim=1)
+        moves = p.argmax(dim=1)
         changed = (moves != base_choice[held]).float().mean()
         gain = shift[held].gather(1, moves[:, None]).mean()
         return f"divergence {divergence:.4f}, moves changed {changed:.4f}, gain {gain:+.4f} points per position"
@@ -129,7 +130,7 @@ def main() -> None:
     optimizer = torch.optim.Adam(net.parameters(), lr=args.learning_rate)
     for epoch in range(args.epochs):
         for batch in fit[torch.randperm(len(fit))].split(512):
-            log_p = torch.log_softmax(net(x[batch]).masked_fill(~masks[batch], -1e9), dim=1)
+            log_p, _ = masked_distribution(net(x[batch]), masks[batch])
             loss = -(targets[batch] * log_p).sum(1).mean()
             optimizer.zero_grad()
             loss.backward()
