@@ -10,18 +10,21 @@ the observation ([`skyjo_env.agents.advice`][]).
 
 from skyjo_env.agents.base import Policy, PricedPolicy
 from skyjo_env.agents.counting import CountingPolicy
+from skyjo_env.agents.expectimax import ExpectimaxPolicy
 from skyjo_env.agents.registry import names, register, unregister
 from skyjo_env.agents.search import SearchPolicy
 from skyjo_env.agents.specs import load, make
 from skyjo_env.agents.threshold import ThresholdPolicy
 from skyjo_env.random_policy import RandomPolicy
 
-# Search builds its base policy from any agent spec, so it sits above the specs (and the registry
-# they read): it is registered here, once both are loaded, as a plug-in would be.
+# Search and expectimax build their base or setup policy from any agent spec, so they sit above the specs
+# (and the registry they read): they are registered here, once both are loaded, as a plug-in would be.
 register("search", SearchPolicy)
+register("expectimax", ExpectimaxPolicy)
 
 __all__ = [
     "CountingPolicy",
+    "ExpectimaxPolicy",
     "Policy",
     "PricedPolicy",
     "RandomPolicy",

@@ -28,6 +28,16 @@ ACTIVATIONS: dict[str, Callable[[np.ndarray], np.ndarray]] = {
 }
 
 
+def forward(weights: list[tuple[np.ndarray, np.ndarray]], activation: str, x: np.ndarray) -> np.ndarray:
+    """The multilayer perceptron `weights` (`[(W, b), ...]`, `W` of shape `(in, out)`) on inputs `x`:
+    `activation` after every layer but the last."""
+    act = ACTIVATIONS[activation]
+    for w, b in weights[:-1]:
+        x = act(x @ w + b)
+    w, b = weights[-1]
+    return x @ w + b
+
+
 class MLPPolicy:
     """Masked MLP policy over observations of a fixed player count, or padded ones of several.
 
@@ -171,11 +181,7 @@ class MLPPolicy:
         return x
 
     def _forward(self, x: np.ndarray) -> np.ndarray:
-        act = ACTIVATIONS[self.activation]
-        for w, b in self.weights[:-1]:
-            x = act(x @ w + b)
-        w, b = self.weights[-1]
-        return x @ w + b
+        return forward(self.weights, self.activation, x)
 
     def _choose(self, logits: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
         """The best legal action (greedy), or one sampled from the masked softmax."""

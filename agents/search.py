@@ -138,10 +138,7 @@ class SearchPolicy:
         self.screen = screen
         self.value = value
         self._rng = np.random.default_rng(seed)
-        futures = np.random.default_rng(None if seed is None else [seed, 1]).normal(
-            ROUND_MEAN, ROUND_SD, (FUTURES, FUTURE_ROUNDS, self.rules.num_players)
-        )
-        self._ahead = np.cumsum(futures, axis=1).astype(np.float32)
+        self._ahead = futures(self.rules, seed)
 
     def __call__(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
         return self.decide(observations, action_masks).actions
@@ -350,6 +347,16 @@ def _sorted_codes(counts: np.ndarray) -> np.ndarray:
     ends = np.cumsum(counts, axis=1)
     code = (np.arange(DECK_SIZE)[:, None] >= ends[:, None, :]).sum(axis=2)
     return np.where(code < NUM_VALUES, code, _NO_CARD).astype(np.uint32)
+
+
+def futures(rules: Rules, seed: int | None) -> np.ndarray:
+    """`(FUTURES, FUTURE_ROUNDS, P)` fixed futures of later rounds for [`expected_results()`][expected_results]:
+    every seat's total after each round, less today's, its round scores normal with [`ROUND_MEAN`][] and
+    [`ROUND_SD`][]."""
+    scores = np.random.default_rng(None if seed is None else [seed, 1]).normal(
+        ROUND_MEAN, ROUND_SD, (FUTURES, FUTURE_ROUNDS, rules.num_players)
+    )
+    return np.cumsum(scores, axis=1).astype(np.float32)
 
 
 def expected_results(totals: np.ndarray, end_score: int, ahead: np.ndarray) -> np.ndarray:

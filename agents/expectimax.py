@@ -1,0 +1,206 @@
+"""The expectimax player: every legal action valued through a game-value network, over the chance card.
+
+In Skyjo nobody sees a face-down card, not even its owner, and every card ever seen is public: at each
+decision the deciding seat knows all that anyone knows, and what it does not know is the multiset of
+unseen cards (its observation's `unseen` counts), all exchangeable. So the game is one of perfect
+information with chance, and a card's value may be drawn at the moment it is revealed:
+
+* A position is built from the observation alone ([`skyjo_env.agents.search.positions`][]: the unseen
+  cards dealt at random over the face-down slots and the draw pile, the deciding seat as seat 0).
+* Every legal action is played in it on the engine. An action that reveals a card (a flip, a replace of
+  a face-down slot, a draw from the pile) is a chance node: it is played once for each distinct unseen
+  value, that card first set to the value (swapped with a hidden card of that value, exact since hidden
+  cards are exchangeable), weighted by the value's unseen count ([`outcomes()`][outcomes]). A draw from
+  a pile that must first be reshuffled (R12) is played once, on the sampled reshuffle.
+* Each outcome is valued for the deciding seat: its share of the result where the game ended (R20), else
+  from the [`ValueNetwork`][skyjo_env.agents.value_net.ValueNetwork]'s view of it: with `value="game"`
+  the network's expected share of the result; with `value="round"` the expected result of the totals
+  that the network's expected round scores would give ([`expected_results()`][skyjo_env.agents.search.expected_results]:
+  later rounds as fixed random futures), the round-score head's targets being far less noisy than a
+  game's result. With `depth=2` (the default) a position in which the deciding seat decides again (after
+  a draw or a take) is valued by its own best action there, one more layer of the same expectimax: the
+  network then values only positions in which another seat is to act, or a new round.
+* The action of highest expected value is played. Setup flips (R5) are left to the `setup` policy.
+
+All games, actions and outcomes of a decision go through one engine and one network call per layer.
+Only the cards of a row's sampled position that are never revealed differ between two positions with
+the same observation, and no value depends on them but through a round's final scoring (R16).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from skyjo_env.actions import DRAW, FLIP, NUM_ACTIONS, REPLACE
+from skyjo_env.agents.search import expected_results, futures, positions
+from skyjo_env.agents.specs import make
+from skyjo_env.agents.value_net import DEFAULT, ValueNetwork, load
+from skyjo_env.agents.view import SETUP, decode
+from skyjo_env.cards import DECK_SIZE, MIN_VALUE, NUM_VALUES, SLOT_FLAGS, SLOTS
+from skyjo_env.engine import STATE, SkyjoEngine
+from skyjo_env.observation import observe, pad
+from skyjo_env.phases import DRAWN, TAKEN
+from skyjo_env.rewards import result_shares
+from skyjo_env.rules import Rules
+
+#: How far the expectimax looks: 1, the positions after the action; 2, also the deciding seat's next
+#: decision of the same turn (after a draw or a take).
+DEPTHS = (1, 2)
+#: How a position is valued: `"game"`, the network's expected share of the result; `"round"`, the expected
+#: result of the totals its expected round scores give.
+VALUES_BY = ("round", "game")
+_NOWHERE = np.int8(127)  # a card code no real card has: marks the places that hold no hidden card
+
+
+class ExpectimaxPolicy:
+    """One-ply (or two-ply, `depth=2`) expectimax over the chance card with a learned game value.
+
+    Args:
+        network: the value network: a shipped name (default `"value"`), a `.npz` file or a run folder of
+            `skyjo train --trainer value`, or a [`ValueNetwork`][skyjo_env.agents.value_net.ValueNetwork].
+        value: see [`VALUES_BY`][].
+        depth: see [`DEPTHS`][].
+        setup: the agent spec that makes the setup flips (R5).
+        rules: the rules of the table.
+        seed: seeds the sampled positions.
+    """
+
+    name = "expectimax"
+
+    def __init__(
+        self,
+        network: Any = DEFAULT,
+        value: str = "round",
+        depth: int = 2,
+        setup: str = "counting",
+        rules: Rules | None = None,
+        seed: int | None = None,
+    ) -> None:
+        self.rules = Rules() if rules is None else rules
+        if depth not in DEPTHS:
+            raise ValueError(f"depth={depth!r} is not allowed; use one of {DEPTHS}")
+        if value not in VALUES_BY:
+            raise ValueError(f"value={value!r} is not allowed; use one of {VALUES_BY}")
+        self.network: ValueNetwork = load(network)
+        if self.rules.num_players not in self.network.player_counts:
+            raise ValueError(
+                f"the value network was trained for {self.network.player_counts} players; "
+                f"this table has {self.rules.num_players}"
+            )
+        self.depth = depth
+        self.value = value
+        self.setup = make(setup, rules=self.rules, seed=seed)
+        self._rng = np.random.default_rng(seed)
+        self._ahead = futures(self.rules, seed)
+
+    def __call__(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
+        obs = np.asarray(observations, dtype=np.float32)
+        masks = np.asarray(action_masks, dtype=bool)
+        phase = decode(obs).phase
+        actions = np.zeros(len(obs), dtype=np.int64)
+        setup = np.flatnonzero(phase == SETUP)
+        if setup.size:
+            actions[setup] = self.setup(obs[setup], masks[setup])
+        play = np.flatnonzero(phase != SETUP)
+        if play.size:
+            actions[play] = self.action_values(obs[play], masks[play]).argmax(axis=1)
+        return actions
+
+    def action_values(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
+        """`(N, 26)` each legal action's expected share of the game's result for the deciding seat
+        (R20: +1 for a sole win), `-inf` for the illegal ones; observations of play (not setup) of
+        the seat to act."""
+        obs = np.asarray(observations, dtype=np.float32)
+        masks = np.asarray(action_masks, dtype=bool)
+        view = decode(obs)
+        if view.num_players != self.rules.num_players:
+            raise ValueError(
+                f"expectimax was made for {self.rules.num_players} players; observations have {view.num_players}"
+            )
+        if np.any(view.phase == SETUP):
+            raise ValueError("action_values() values decisions of play; setup flips are the setup policy's")
+        start = positions(view, self.rules, 1, self._rng)
+        return self._q(start, masks, self.depth)
+
+    def _q(self, state: dict[str, np.ndarray], masks: np.ndarray, depth: int) -> np.ndarray:
+        """`(n, 26)` the expected value for seat 0 (to act) of each legal action of `masks` in the
+        positions `state`, `-inf` for the illegal ones."""
+        parent, action, weight, child = outcomes(self.rules, state, masks)
+        engine = SkyjoEngine.from_states(self.rules, child)
+        result = engine.step(action, check=False)
+        value = np.zeros(len(action))
+        over = result.game_over
+        if over.any():
+            value[over] = result_shares(result.winners[over])[:, 0]
+        going = np.flatnonzero(~over)
+        again = going[(engine.current[going] == 0) & np.isin(engine.phase[going], (DRAWN, TAKEN))] if depth > 1 else []
+        if len(again):
+            inner = self._q({k: getattr(engine, k)[again] for k in STATE}, engine.legal_mask(again), depth - 1)
+            value[again] = inner.max(axis=1)
+            going = np.setdiff1d(going, again, assume_unique=True)
+        if going.size:
+            value[going] = self.position_values(engine, going)
+        q = np.full(masks.shape, -np.inf)
+        pairs = np.flatnonzero(masks.reshape(-1))
+        q.reshape(-1)[pairs] = np.bincount(
+            np.searchsorted(pairs, parent * NUM_ACTIONS + action), weight * value, minlength=pairs.size
+        )
+        return q
+
+    def position_values(self, engine: SkyjoEngine, games: np.ndarray) -> np.ndarray:
+        """`(n,)` the value for seat 0 of the positions `games` of `engine` (games not over), from its
+        view alone (see [`VALUES_BY`][])."""
+        results, rounds = self.network.values(pad(observe(engine, 0, games), self.rules.num_players))
+        if self.value == "game":
+            return results[:, 0]
+        P = self.rules.num_players
+        totals = engine.totals[games] + rounds[:, :P]
+        return expected_results(totals, self.rules.end_score, self._ahead)
+
+
+def outcomes(
+    rules: Rules, state: dict[str, np.ndarray], masks: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, np.ndarray]]:
+    """The chance outcomes of every legal action of seat 0 (to act) in positions `state` (as
+    [`SkyjoEngine.load()`][skyjo_env.engine.SkyjoEngine.load] takes them) under `masks` `(n, 26)`.
+
+    Returns `(parent, action, weight, child)`, a row per outcome: its position's row, the action, its
+    probability given the position's public information (the count of the revealed value among the
+    unseen cards, over the unseen cards), and the position with the revealed card set to that value
+    (the action not yet played). An action that reveals no card has one outcome of weight 1.
+    """
+    # The cards seat 0 has not seen: the public unseen counts, less the card it drew and holds (R10).
+    unseen = SkyjoEngine.from_states(rules, state).unseen.astype(np.int64)
+    drew = np.flatnonzero(state["phase"] == DRAWN)
+    unseen[drew, state["held"][drew].astype(np.int64) - MIN_VALUE] -= 1
+    parent, action = np.nonzero(masks)
+    slot = np.where(action >= FLIP, action - FLIP, action - REPLACE)
+    face_down = ~SLOT_FLAGS[state["face_up"][parent, 0]][np.arange(len(action)), np.clip(slot, 0, SLOTS - 1)]
+    draws = (action == DRAW) & (state["draw_size"][parent] > 0)
+    reveals = draws | (action >= FLIP) | ((action >= REPLACE) & face_down)
+    kinds = np.where(reveals[:, None], unseen[parent] > 0, np.arange(NUM_VALUES) == 0)  # (pairs, 15)
+    pair, card = np.nonzero(kinds)
+    total = unseen.sum(axis=1)
+    weight = np.where(reveals[pair], unseen[parent[pair], card] / np.maximum(total[parent[pair]], 1), 1.0)
+    rows = parent[pair]
+    child = {k: np.array(a[rows]) for k, a in state.items()}
+    # Set each revealed card: in a flat row of the hidden places (every grid slot, then the draw pile),
+    # swap the card at the revealed place with the first hidden card of the outcome's value.
+    m, P = len(rows), rules.num_players
+    places = np.concatenate([child["values"].reshape(m, P * SLOTS), child["draw_pile"]], axis=1)
+    hidden = np.concatenate(
+        [~SLOT_FLAGS[child["face_up"]].reshape(m, P * SLOTS), np.arange(DECK_SIZE) < child["draw_size"][:, None]],
+        axis=1,
+    )
+    shown = np.where(hidden, places, _NOWHERE)
+    r = np.flatnonzero(reveals[pair])
+    at = np.where(draws[pair[r]], P * SLOTS + child["draw_size"][r].astype(np.int64) - 1, slot[pair[r]])
+    value = (card[r] + MIN_VALUE).astype(np.int8)
+    source = (shown[r] == value[:, None]).argmax(axis=1)
+    places[r, source] = places[r, at]
+    places[r, at] = value
+    child["values"] = np.ascontiguousarray(places[:, : P * SLOTS].reshape(m, P, SLOTS))
+    child["draw_pile"] = np.ascontiguousarray(places[:, P * SLOTS :])
+    return rows, action[pair], weight, child

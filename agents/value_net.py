@@ -1,0 +1,128 @@
+"""A game-value network: from one seat's view, each seat's expected share of the game's result and its
+expected score of the round in play.
+
+The network reads a padded observation ([`skyjo_env.observation.PADDED_SIZE`][]: every table of 2 to 8
+players alike) and outputs two heads of 8 numbers, one per seat relative to the observer (entry `r` is
+the seat `r` places after it, so entry 0 is its own; entries past the table's size mean nothing):
+the expected share of the game's result (R20: the winners share +1, the others -1), and the expected
+score of the round in play, after R17's doubling ([`ROUND_SCALE`][] points a unit). It is trained by `skyjo train --trainer value`
+([`skyjo_env.train.value`][]) on positions of batched self-play with the games' final results as targets,
+and played by the [`expectimax`][skyjo_env.agents.expectimax] agent. Weights and metadata live in one
+`.npz` file, so it loads and runs with numpy alone.
+"""
+
+from __future__ import annotations
+
+import json
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from skyjo_env.agents.mlp_policy import ACTIVATIONS, forward
+from skyjo_env.observation import PADDED_SEATS, PADDED_SIZE, PLAYER_COUNTS, count_range, pad, size
+
+FORMAT = "skyjo-env/value-network"
+#: The shipped value networks' folder (inside the agents' weights).
+FOLDER = Path(__file__).parent / "weights" / "values"
+#: The shipped network the expectimax agent plays by default.
+DEFAULT = "value"
+#: Points of round score per unit of the round head's output.
+ROUND_SCALE = 10.0
+#: Outputs: the result head's 8 entries, then the round head's.
+OUTPUTS = 2 * PADDED_SEATS
+
+
+class ValueNetwork:
+    """An MLP `padded observation -> (8 expected result shares, 8 expected round scores)`.
+
+    Args:
+        weights: `[(W, b), ...]` per layer, `W` of shape `(in, out)`; the first reads
+            [`PADDED_SIZE`][skyjo_env.observation.PADDED_SIZE] inputs, the last outputs [`OUTPUTS`][].
+        activation: `"tanh"` or `"relu"`, after every layer but the last.
+        metadata: facts about its training (player counts, positions, command).
+    """
+
+    def __init__(
+        self,
+        weights: list[tuple[np.ndarray, np.ndarray]],
+        activation: str = "relu",
+        metadata: dict[str, Any] | None = None,
+    ) -> None:
+        if activation not in ACTIVATIONS:
+            raise ValueError(f"activation={activation!r} is not allowed; use one of {sorted(ACTIVATIONS)}")
+        if not weights or weights[0][0].shape[0] != PADDED_SIZE or weights[-1][0].shape[1] != OUTPUTS:
+            raise ValueError(f"a value network reads {PADDED_SIZE} inputs and outputs {OUTPUTS} values")
+        for (w0, _), (w1, _) in zip(weights, weights[1:]):
+            if w0.shape[1] != w1.shape[0]:
+                raise ValueError(f"layer shapes do not chain: {w0.shape} then {w1.shape}")
+        self.weights = [(np.asarray(w, np.float32), np.asarray(b, np.float32)) for w, b in weights]
+        self.activation = activation
+        self.metadata = dict(metadata or {})
+        #: The player counts it was trained for.
+        self.player_counts: tuple[int, ...] = tuple(self.metadata.get("player_counts", PLAYER_COUNTS))
+
+    def values(self, observations: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """`(results, rounds)`, each `(N, 8)`: per seat relative to the observer, the expected share of
+        the game's result and the expected score (points) of the round in play, from padded
+        observations `(N, 365)` or table ones of a trained player count."""
+        x = np.asarray(observations, dtype=np.float32)
+        if x.ndim == 2 and x.shape[1] != PADDED_SIZE:
+            table = {size(p): p for p in self.player_counts}.get(x.shape[1])
+            if table is None:
+                raise ValueError(
+                    f"observations must be padded ones (N, {PADDED_SIZE}) or table ones of "
+                    f"{count_range(self.player_counts)} players, got shape {x.shape}"
+                )
+            x = pad(x, table)
+        if x.ndim != 2:
+            raise ValueError(f"observations must have shape (N, {PADDED_SIZE}), got {x.shape}")
+        out = forward(self.weights, self.activation, x)
+        return out[:, :PADDED_SEATS], out[:, PADDED_SEATS:] * np.float32(ROUND_SCALE)
+
+    def save(self, path: str | Path) -> None:
+        """Write weights and metadata to one `.npz` file."""
+        arrays: dict[str, Any] = {f"w{i}": w for i, (w, _) in enumerate(self.weights)}
+        arrays |= {f"b{i}": b for i, (_, b) in enumerate(self.weights)}
+        header = {"format": FORMAT, "version": 1, "activation": self.activation, "layers": len(self.weights)}
+        header["metadata"] = self.metadata
+        with open(path, "wb") as f:
+            np.savez_compressed(f, header=np.array(json.dumps(header)), **arrays)
+
+    @classmethod
+    def load(cls, path: str | Path) -> ValueNetwork:
+        """Read a file written by [`save()`][save]; `ValueError` if it is not one."""
+        try:
+            with np.load(path, allow_pickle=False) as data:
+                header = json.loads(str(data["header"]))
+                if not isinstance(header, dict) or header.get("format") != FORMAT:
+                    raise ValueError(f"not a skyjo-env value network (format {header.get('format')!r})")
+                weights = [(data[f"w{i}"], data[f"b{i}"]) for i in range(int(header["layers"]))]
+        except (OSError, KeyError, ValueError, TypeError, EOFError, AttributeError, zipfile.BadZipFile) as exc:
+            raise ValueError(f"cannot read value network {path}: {exc}") from exc
+        return cls(weights, header["activation"], header.get("metadata"))
+
+
+def shipped() -> list[str]:
+    """Names of the shipped value networks."""
+    return sorted(p.stem for p in FOLDER.glob("*.npz"))
+
+
+def load(spec: str | Path | ValueNetwork) -> ValueNetwork:
+    """A value network: one given, a shipped one by name (e.g. `"value"`), or a file (a `.npz` path, or a
+    run folder holding `value.npz`)."""
+    if isinstance(spec, ValueNetwork):
+        return spec
+    text = str(spec)
+    if text in shipped():
+        return ValueNetwork.load(FOLDER / f"{text}.npz")
+    path = Path(text)
+    if path.is_dir():
+        path = path / "value.npz"
+    if path.is_file():
+        return ValueNetwork.load(path)
+    raise ValueError(
+        f"no value network {text!r}: give a shipped one ({', '.join(shipped()) or 'none shipped'}), "
+        "a .npz file or a run folder of `skyjo train --trainer value`"
+    )

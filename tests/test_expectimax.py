@@ -1,0 +1,190 @@
+"""The expectimax agent and its value network: legal play at every table size, reproducibility, no
+peeking, and chance weights equal to a brute-force count of the deals an observation allows."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+from skyjo_env import Rules, SkyjoEngine, agents
+from skyjo_env.actions import DRAW, FLIP, REPLACE
+from skyjo_env.agents.expectimax import ExpectimaxPolicy, outcomes
+from skyjo_env.agents.value_net import OUTPUTS, ValueNetwork
+from skyjo_env.cards import SLOT_FLAGS, SLOTS
+from skyjo_env.engine import STATE
+from skyjo_env.observation import PADDED_SIZE, pad
+from skyjo_env.phases import CHOOSE, DRAWN
+
+from test_search import midgame, to_act, with_unseen_cards_rearranged
+
+
+def network(seed: int = 0) -> ValueNetwork:
+    """A small value network of random weights (its values differ from position to position)."""
+    rng = np.random.default_rng(seed)
+    sizes = [PADDED_SIZE, 32, OUTPUTS]
+    return ValueNetwork([(rng.normal(0, 0.3, (a, b)), rng.normal(0, 0.1, b)) for a, b in zip(sizes, sizes[1:])])
+
+
+@pytest.mark.parametrize("players", range(2, 9))
+def test_expectimax_plays_only_legal_actions(players: int) -> None:
+    """Every seat plays expectimax through setup (R5) and play; the engine checks every action."""
+    rules = Rules(num_players=players)
+    engine = SkyjoEngine(rules, 4, seed=players, auto_reset=False)
+    player = ExpectimaxPolicy(network(), rules=rules, seed=0)
+    for _ in range(4 * players + 16):
+        obs, masks = to_act(engine)
+        actions = player(obs, masks)
+        assert masks[np.arange(4), actions].all()
+        engine.step(actions)
+
+
+@pytest.mark.parametrize(("depth", "value"), [(1, "game"), (2, "round")])
+def test_expectimax_is_reproducible_with_a_seed(depth: int, value: str) -> None:
+    rules = Rules()
+    obs, masks = to_act(midgame(rules, 16, 30, seed=1))
+    first, second = (ExpectimaxPolicy(network(), value, depth, rules=rules, seed=7) for _ in range(2))
+    for _ in range(2):  # the streams advance alike
+        assert np.array_equal(first.action_values(obs, masks), second.action_values(obs, masks))
+
+
+@pytest.mark.parametrize(("depth", "value"), [(1, "game"), (2, "round")])
+def test_expectimax_does_not_peek_at_unseen_cards(depth: int, value: str) -> None:
+    """Two positions that differ only in the face-down cards and the draw pile's order give the same
+    action values and decisions for a fixed seed (RULES.md, what a player can observe)."""
+    rules = Rules(num_players=3)
+    engine = midgame(rules, 16, 40, seed=2)
+    other = with_unseen_cards_rearranged(engine, seed=3)
+    assert not np.array_equal(other.values, engine.values)
+    (obs, masks), (other_obs, other_masks) = to_act(engine), to_act(other)
+    assert np.array_equal(obs, other_obs) and np.array_equal(masks, other_masks)
+    player, twin = (ExpectimaxPolicy(network(), value, depth, rules=rules, seed=5) for _ in range(2))
+    values = player.action_values(obs, masks)
+    assert np.array_equal(values, twin.action_values(other_obs, other_masks))
+    assert np.array_equal(np.isfinite(values), masks)  # a value for every legal action, none for the others
+
+
+def small_position(phase: int) -> dict[str, np.ndarray]:
+    """A 2-player position of seat 0 to act in `phase` (CHOOSE, or DRAWN after a draw) with few hidden
+    cards: three face-down slots a grid and a draw pile of two (the rest of the draw pile moved under
+    the discard pile's top), before the draw."""
+    rules = Rules()
+    engine = midgame(rules, 64, 40, seed=4)
+    fit = (engine.phase == CHOOSE) & (engine.current == 0) & (engine.removed == 0).all(axis=1)
+    game = int(np.flatnonzero(fit)[0])
+    state = {k: getattr(engine, k)[game : game + 1].copy() for k in STATE}
+    state["face_up"][:] = SLOT_FLAGS.shape[0] - 1 - 0b111  # every slot up but 0, 1 and 2
+    draw = state["draw_pile"][0, : state["draw_size"][0]].copy()
+    discard = state["discard_pile"][0, : state["discard_size"][0]].copy()
+    pile = np.concatenate([discard[:-1], draw[2:], discard[-1:]])
+    state["discard_pile"][0] = 0
+    state["discard_pile"][0, : len(pile)] = pile
+    state["discard_size"][:] = len(pile)
+    state["draw_pile"][0] = 0
+    state["draw_pile"][0, :2] = draw[:2]
+    state["draw_size"][:] = 2
+    small = SkyjoEngine.from_states(rules, state)  # the 150 cards of R1, or ValueError
+    if phase == DRAWN:
+        small.step(np.array([DRAW]))
+    return {k: getattr(small, k).copy() for k in STATE}
+
+
+def hidden_places(state: dict[str, np.ndarray]) -> tuple[list[tuple[str, int, int]], list[int]]:
+    """The places of the hidden cards (grid slots face down, then the draw pile) and their cards."""
+    places, cards = [], []
+    for seat in range(state["values"].shape[1]):
+        for slot in np.flatnonzero(~SLOT_FLAGS[state["face_up"][0, seat]]):
+            places.append(("values", seat, int(slot)))
+            cards.append(int(state["values"][0, seat, slot]))
+    for k in range(int(state["draw_size"][0])):
+        places.append(("draw_pile", k, -1))
+        cards.append(int(state["draw_pile"][0, k]))
+    return places, cards
+
+
+@pytest.mark.parametrize(("phase", "action"), [(CHOOSE, DRAW), (DRAWN, FLIP + 1), (DRAWN, REPLACE + 2)])
+def test_chance_weights_equal_a_brute_force_count_of_the_deals(phase: int, action: int) -> None:
+    """A revealing action's outcomes: each distinct unseen value once, weighted as the share of all
+    arrangements of the hidden cards over the hidden places (every one equally likely, RULES.md) that
+    put that value at the revealed place; each outcome's position holds the same hidden cards with that
+    value at the revealed place and every other card where it was."""
+    rules = Rules()
+    state = small_position(phase)
+    places, cards = hidden_places(state)
+    top = ("draw_pile", int(state["draw_size"][0]) - 1, -1)
+    revealed = places.index(top if action == DRAW else ("values", 0, (action - REPLACE) % SLOTS))
+    arrangements = set(itertools.permutations(cards))
+    expected = {v: sum(a[revealed] == v for a in arrangements) / len(arrangements) for v in set(cards)}
+    masks = np.zeros((1, 26), dtype=bool)
+    masks[0, action] = True
+    parent, actions, weights, child = outcomes(rules, state, masks)
+    assert (parent == 0).all() and (actions == action).all()
+    got = {}
+    for row in range(len(weights)):
+        one = {k: a[row : row + 1] for k, a in child.items()}
+        child_places, child_cards = hidden_places(one)
+        assert child_places == places and sorted(child_cards) == sorted(cards)
+        moved = [i for i, (c, o) in enumerate(zip(child_cards, cards)) if c != o]
+        assert moved in ([], [revealed]) or (len(moved) == 2 and revealed in moved)  # one swap at most
+        if moved:
+            other = sum(moved) - revealed
+            assert child_cards[other] == cards[revealed] and cards[other] == child_cards[revealed]
+        got[child_cards[revealed]] = weights[row]
+        kept = [k for k in STATE if k not in ("values", "draw_pile")]
+        assert all(np.array_equal(one[k], state[k]) for k in kept)
+    assert got.keys() == expected.keys()
+    for v, p in expected.items():
+        assert got[v] == pytest.approx(p)
+
+
+def test_an_action_that_reveals_nothing_has_one_outcome_of_weight_one() -> None:
+    """Replacing a face-up card (R9) reveals nothing: one outcome, the position unchanged."""
+    state = small_position(DRAWN)
+    masks = np.zeros((1, 26), dtype=bool)
+    masks[0, REPLACE + 5] = True  # slot 5 is face up
+    parent, actions, weights, child = outcomes(Rules(), state, masks)
+    assert weights.tolist() == [1.0]
+    assert all(np.array_equal(child[k], state[k]) for k in state)
+
+
+def test_the_value_network_reads_table_and_padded_observations_alike() -> None:
+    rules = Rules(num_players=3)
+    obs, _ = to_act(midgame(rules, 4, 20, seed=6))
+    net = network()
+    for table, padded in zip(net.values(obs), net.values(pad(obs, 3))):
+        assert np.allclose(table, padded)
+    with pytest.raises(ValueError, match="padded ones"):
+        net.values(obs[:, :-1])
+
+
+def test_a_value_network_survives_saving_and_loading(tmp_path) -> None:
+    net = network(3)
+    net.metadata["player_counts"] = [2, 4]
+    net.save(tmp_path / "v.npz")
+    loaded = ValueNetwork.load(tmp_path / "v.npz")
+    assert loaded.player_counts == (2, 4)
+    x = np.random.default_rng(0).random((5, PADDED_SIZE)).astype(np.float32)
+    for got, expected in zip(loaded.values(x), net.values(x)):
+        assert np.array_equal(got, expected)
+    with pytest.raises(ValueError, match="trained for"):
+        ExpectimaxPolicy(loaded, rules=Rules(num_players=3))
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"depth": 3}, "depth=3"),
+        ({"value": "rounds"}, "value='rounds'"),
+        ({"network": "no-such-network"}, "no value network"),
+        ({"setup": "nobody"}, "nobody"),
+    ],
+)
+def test_bad_options_are_refused(options: dict, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        ExpectimaxPolicy(**{"network": network(), **options})
+
+
+def test_expectimax_is_a_registered_agent_with_the_shipped_value() -> None:
+    player = agents.make("expectimax:depth=1", rules=Rules(num_players=4), seed=0)
+    assert isinstance(player, ExpectimaxPolicy) and 4 in player.network.player_counts
