@@ -107,23 +107,50 @@ def test_the_deal_and_the_first_flip_are_chance_nodes_with_the_decks_odds() -> N
     assert obs[layout(2)["grid_1"]][0] == pytest.approx(-2 / 12)  # seat 0 is seat 1's relative seat 1
 
 
-def test_a_drawn_card_after_a_reshuffle_comes_from_the_discards_alone() -> None:
-    """R12: the reshuffled discards are known cards; a draw is drawn from them, a flip from the rest."""
+def odds(counts: np.ndarray) -> tuple[list[int], np.ndarray]:
+    """The chance outcomes and probabilities of drawing from cards of `counts` per value."""
+    counts = np.asarray(counts, dtype=np.float64)
+    return np.flatnonzero(counts).tolist(), counts[counts > 0] / counts.sum()
+
+
+def test_the_odds_are_the_unseen_counts_and_after_a_reshuffle_the_discards_alone() -> None:
+    """A card turned up or drawn is drawn among the cards the seat to act has not seen (its
+    observation's `unseen`), until a reshuffle (R12): then a draw comes from the reshuffled discards
+    alone, known cards, and a flip from the face-down cards alone."""
     game = pyspiel.load_game(GAME_NAME, {"players": 8, "episode": "round"})  # a draw pile of 53 cards
     rng = np.random.default_rng(3)
-    for _ in range(40):
-        state = game.new_initial_state()
+    unseen = layout(8)["unseen"]
+    checked, reshuffles, after = 0, 0, 0
+    for _ in range(6):
+        state, first, reshuffled = game.new_initial_state(), False, False
         while not state.is_terminal():
             e = state.engine
-            if state.is_chance_node() and e.draw_size[0] == 0 and e.phase[0] != OVER and state.history()[-1] == DRAW:
+            if not state.is_chance_node():
+                first = True  # the first card drawn for this action
+                state.apply_action(any_legal(state, rng))
+                continue
+            kind, cell = state.card_to_draw()
+            outcomes, probs = zip(*state.chance_outcomes())
+            if kind == "draw" and e.draw_size[0] == 0:
+                reshuffles += 1
                 pile = e.discard_pile[0, : e.discard_size[0] - 1].astype(np.int64) - MIN_VALUE
-                counts = np.bincount(pile, minlength=NUM_VALUES)
-                outcomes, probs = zip(*state.chance_outcomes())
-                assert list(outcomes) == np.flatnonzero(counts).tolist()
-                assert probs == pytest.approx(counts[counts > 0] / counts.sum())
-                return
-            random_step(state, rng)
-    pytest.fail("no game of 40 reshuffled its discards")
+                expected = odds(np.bincount(pile, minlength=NUM_VALUES))
+                reshuffled = True
+            elif first and (kind == "slot" or not reshuffled):
+                not_seen = np.rint(observe(e, int(e.current[0]))[0, unseen] * COUNTS)
+                if reshuffled:  # the face-down cards: the unseen ones but the reshuffled pile's
+                    pile = e.draw_pile[0, : e.draw_size[0]].astype(np.int64) - MIN_VALUE
+                    not_seen -= np.bincount(pile, minlength=NUM_VALUES)
+                    after += 1
+                expected = odds(not_seen)
+                checked += 1
+            else:
+                expected = list(outcomes), probs
+            assert list(outcomes) == expected[0]
+            assert probs == pytest.approx(expected[1])
+            state.apply_action(chance(state, rng))
+            first = False
+    assert checked > 500 and reshuffles > 0 and after > 10
 
 
 def decks_and_replay(game: pyspiel.Game, rng: np.random.Generator) -> tuple[pyspiel.State, list, list, list]:
