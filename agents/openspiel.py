@@ -8,8 +8,9 @@ cards dealt at random over the face-down slots and the draw pile), wraps it as a
 ([`SkyjoGame.state_of()`][skyjo_env.openspiel.SkyjoGame.state_of], where every hidden card is a chance
 outcome again) and plays the bot's `step(state)`. The position knows no history: the totals are the
 observed ones, the round is counted as the first and its starter as seat 0 (R7 in later rounds), the
-draw pile as never reshuffled (R12), and in the setup phase (R5) the other seats' flips are not
-rebuilt. That suits bots that search from the state they are given (the Python `MCTSBot`, uniform
+draw pile as never reshuffled (R12). The other seats' setup flips (R5) cannot be rebuilt (whose turn
+comes next depends on who flipped before), so the setup flips are uniformly random, not the bot's.
+That suits bots that search from the state they are given (the Python `MCTSBot`, uniform
 random); a bot that follows a game through `inform_action` sees none.
 """
 
@@ -21,10 +22,11 @@ from typing import Any
 import numpy as np
 
 from skyjo_env.agents.search import positions
-from skyjo_env.agents.view import decode
+from skyjo_env.agents.view import SETUP, decode
 from skyjo_env.engine import SkyjoEngine
 from skyjo_env.openspiel import GAME_NAME, SkyjoGame
 from skyjo_env.rules import Rules
+from skyjo_env.sampling import sample_mask
 
 
 class OpenSpielPolicy:
@@ -52,10 +54,12 @@ class OpenSpielPolicy:
         self._rng = np.random.default_rng(seed)
 
     def __call__(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
-        """One action per observation, the bot's `step()` on a position rebuilt from it, game by game."""
-        states = positions(decode(observations), self.rules, 1, self._rng)
-        actions = np.empty(len(observations), dtype=np.int64)
-        for i in range(len(observations)):
+        """One action per observation, the bot's `step()` on a position rebuilt from it, game by game;
+        a uniformly random flip in the setup phase (R5)."""
+        view = decode(observations)
+        states = positions(view, self.rules, 1, self._rng)
+        actions = sample_mask(np.asarray(action_masks, dtype=bool), self._rng).astype(np.int64)
+        for i in np.flatnonzero(view.phase != SETUP).tolist():
             engine = SkyjoEngine.from_states(self.rules, {name: array[i : i + 1] for name, array in states.items()})
             actions[i] = self.bot.step(self.game.state_of(engine))
         return actions

@@ -277,3 +277,14 @@ def test_an_openspiel_bot_plays_counting_in_a_tournament() -> None:
     )
     assert result.by_name("os-random").seats == 20
     assert result.by_name("counting").win_rate > 0.8  # counting beats uniform random play
+
+
+def test_python_mcts_plays_counting_in_a_tournament() -> None:
+    """Search from rebuilt positions: the bot's rollouts play on to the end of the round from every decision."""
+    rules = Rules(episode="round")
+    evaluator = RandomRolloutEvaluator(n_rollouts=1, random_state=np.random.RandomState(0))
+    mcts = OpenSpielPolicy(lambda game: MCTSBot(game, 2.0, 2, evaluator, random_state=np.random.RandomState(0)), rules, name="mcts")  # fmt: skip
+    result = run_tournament(
+        [mcts, agents.make("counting", rules=rules)], players=2, games=2, rules=rules, progress=False
+    )
+    assert result.unfinished == 0 and result.by_name("mcts").seats == 2
