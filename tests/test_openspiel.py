@@ -288,3 +288,18 @@ def test_python_mcts_plays_counting_in_a_tournament() -> None:
         [mcts, agents.make("counting", rules=rules)], players=2, games=2, rules=rules, progress=False
     )
     assert result.unfinished == 0 and result.by_name("mcts").seats == 2
+
+
+def test_rl_environment_plays_a_game_on_the_projects_observation() -> None:
+    from open_spiel.python import rl_environment
+
+    env = rl_environment.Environment(pyspiel.load_game(GAME_NAME, {"episode": "round"}), seed=0)
+    time_step, rng = env.reset(), np.random.default_rng(0)
+    while not time_step.last():
+        seat = time_step.observations["current_player"]
+        obs = np.asarray(time_step.observations["info_state"][seat], dtype=np.float32)
+        np.testing.assert_array_equal(obs, observe(env.get_state.engine, seat)[0])
+        legal = time_step.observations["legal_actions"][seat]
+        time_step = env.step([legal[int(rng.integers(len(legal)))]])
+    assert env.get_state.engine.phase[0] == OVER
+    assert sorted(time_step.rewards) in ([-1.0, 1.0], [0.0, 0.0])  # R20
