@@ -115,7 +115,10 @@ class SkyjoGame(pyspiel.Game):
 
     def state_of(self, engine: SkyjoEngine) -> SkyjoState:
         """A state at the position of `engine`'s one game (of this game's rules, at a decision), its
-        hidden cards from then on drawn as chance outcomes, as if the draw pile was never reshuffled."""
+        hidden cards from then on drawn as chance outcomes, as if the draw pile was never reshuffled.
+
+        Its OpenSpiel history starts there, so OpenSpiel's serialization (which replays the history
+        from a new game) does not restore it: keep the engine's game ([`export_game()`][skyjo_env.engine.SkyjoEngine.export_game]) instead."""
         if engine.batch_size != 1 or engine.rules != self.rules:
             raise ValueError(f"engine must hold one game under {self.rules}")
         state = SkyjoState(self)

@@ -80,6 +80,8 @@ def test_parameters_are_players_and_every_rule_option() -> None:
         pyspiel.load_game(GAME_NAME, {"end_score": 0})
     with pytest.raises(ValueError, match=r"players=9 is not allowed; use 2 to 8 \(R2\)"):
         pyspiel.load_game(GAME_NAME, {"players": 9})
+    with pytest.raises(ValueError, match="engine must hold one game under"):
+        game.state_of(SkyjoEngine(Rules(num_players=3)))
 
 
 def test_openspiels_random_simulation_test() -> None:
