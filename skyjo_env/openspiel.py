@@ -25,8 +25,9 @@ every rule; this module adds OpenSpiel's chance nodes and nothing of the rules.
   share +1, the others -1, all tied 0 (they sum to 0: the game declares itself zero-sum).
 
 Limits of OpenSpiel with Python games (docs/environments/openspiel.md): the C++ `MCTSBot.step` and
-`ISMCTSBot.step` crash on them (use `mcts_search`, or the Python `MCTSBot`), and a process that
-registered a Python game may abort at exit (end it with `os._exit`).
+`ISMCTSBot.step` crash on them (use the C++ bot's `mcts_search`, or the Python `MCTSBot`), and a
+process that registered a Python game may abort at exit (not seen with this game; `os._exit` is the
+way out).
 """
 
 from __future__ import annotations
@@ -285,8 +286,14 @@ class SkyjoState(pyspiel.State):
 
     def _draw_card(self, value: int) -> None:
         """Put a card of `value` where the card to draw is, swapping it with a hidden card of that
-        value; play the waiting action once its cards are drawn."""
+        value; play the waiting action once its cards are drawn. `ValueError` for a value no hidden card has."""
         e = self._engine
+        counts = self._hidden_counts()
+        if not 0 <= value - MIN_VALUE < NUM_VALUES or not counts[value - MIN_VALUE]:
+            possible = [v for v, n in enumerate(counts.tolist()) if n]
+            raise ValueError(
+                f"chance outcome {value - MIN_VALUE} (card {value}) is not possible here; the outcomes are {possible}"
+            )
         cells, piles, values = self._pool()
         if self._dealt:  # the first discard, counted as seen when dealt
             self._swap_in(("discard", 0), value, cells, piles, values)

@@ -102,6 +102,8 @@ def test_the_deal_and_the_first_flip_are_chance_nodes_with_the_decks_odds() -> N
     assert state.is_chance_node()
     outcomes = dict(state.chance_outcomes())
     assert outcomes[14] == pytest.approx(9 / 149) and outcomes[0] == pytest.approx(5 / 149)
+    with pytest.raises(ValueError, match=r"chance outcome 15 \(card 13\) is not possible here"):
+        state.apply_action(15)
     state.apply_action(0)  # a -2
     assert state.engine.values[0, 0, 0] == -2 and state.current_player() == 0
     obs = np.asarray(state.observation_tensor(1), dtype=np.float32)
