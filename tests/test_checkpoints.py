@@ -1,0 +1,119 @@
+"""Checkpoints are complete or absent, and the run driver's resume checks hold for every caller:
+a run killed at any phase of writing a checkpoint resumes, from the previous checkpoint or the new
+one (issue 53); a library caller of ``train()`` gets the command line's refusals."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from commands import run as skyjo
+
+pytest.importorskip("sb3_contrib")
+
+from skyjo_env.apps.cli import main  # noqa: E402
+from skyjo_env.train.config import (  # noqa: E402
+    CHECKPOINT,
+    CHECKPOINT_NEW,
+    CHECKPOINT_OLD,
+    TrainConfig,
+    check_resumable,
+    checkpoint_folder,
+)
+from skyjo_env.train.driver import CHECKPOINT_PHASES, KILL_AT_PHASE, recover_checkpoint  # noqa: E402
+from skyjo_env.train.ppo import train  # noqa: E402
+
+TINY = ["--total-timesteps", "1024", "--num-envs", "16", "--n-steps", "16", "--batch-size", "128", "--net-arch", "16",
+        "--warm-start", "none", "--advice", "none", "--eval-every", "0", "--eval-games", "4", "--final-games", "4",
+        "--eval-opponents", "random", "--opponents", "random=1", "self=1", "--snapshot-every", "512", "--no-progress"]  # fmt: skip
+#: The phases after which the new checkpoint, not the previous one, is the run's.
+NEW_FROM = ("retired", "placed", "cleaned")
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A finished 1,024-step run of 2 players with its checkpoint (made once for the module)."""
+    out = tmp_path_factory.mktemp("runs") / "tiny"
+    assert main(["train", *TINY, "--out", str(out)]) == 0
+    return out
+
+
+@pytest.fixture
+def run(trained: Path, tmp_path: Path) -> Path:
+    copy = tmp_path / "tiny"
+    shutil.copytree(trained, copy)
+    return copy
+
+
+def steps(folder: Path) -> int:
+    return json.loads((folder / "state.json").read_text())["timesteps"]
+
+
+def contents(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+@pytest.mark.parametrize("phase", CHECKPOINT_PHASES)
+def test_a_run_killed_at_any_phase_of_a_checkpoint_resumes(capsys, run: Path, phase: str):
+    """The resumed run (1,024 steps done) is killed, as by ``kill -9``, after `phase` of its
+    checkpoint at 1,536 steps; ``--resume`` then goes on from the complete checkpoint left: the
+    previous one (1,024) until the new one has taken its place, the new one (1,536) after."""
+    command = "import sys; from skyjo_env.apps.cli import main; sys.exit(main(sys.argv[1:]))"
+    killed = subprocess.run(
+        [sys.executable, "-c", command, "train", "--resume", str(run), "--total-timesteps", "2048",
+         "--checkpoint-every", "512", "--no-progress"],
+        env={**os.environ, KILL_AT_PHASE: phase}, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert killed.returncode == 137, killed.stderr  # killed in that phase, not finished
+    expected = 1536 if phase in NEW_FROM else 1024
+    found = checkpoint_folder(run)
+    assert found is not None and steps(found) == expected
+    code, out, err = skyjo(capsys, "train", "--resume", str(run), "--total-timesteps", "2048", "--no-progress")
+    assert code == 0, err
+    assert f"this run: {2048 - expected:,} steps in" in out and "in total: 2,048 steps in" in out
+    assert steps(run / CHECKPOINT) == 2048
+    assert not (run / CHECKPOINT_NEW).exists() and not (run / CHECKPOINT_OLD).exists()
+
+
+def test_a_checkpoint_left_aside_is_put_back_and_incomplete_ones_removed(run: Path):
+    """What a kill between the two renames leaves (the previous checkpoint as ``checkpoint.old``,
+    the new one complete as ``checkpoint.new``): the new one is the run's; an incomplete copy
+    (no ``state.json``) never is."""
+    (run / CHECKPOINT).rename(run / CHECKPOINT_OLD)
+    shutil.copytree(run / CHECKPOINT_OLD, run / CHECKPOINT_NEW)
+    (run / CHECKPOINT_NEW / "state.json").write_text('{"timesteps": 1536, "seconds": 1.0}\n')
+    assert checkpoint_folder(run) == run / CHECKPOINT_NEW
+    recover_checkpoint(run)
+    assert steps(run / CHECKPOINT) == 1536 and checkpoint_folder(run) == run / CHECKPOINT
+    assert not (run / CHECKPOINT_NEW).exists() and not (run / CHECKPOINT_OLD).exists()
+    shutil.copytree(run / CHECKPOINT, run / CHECKPOINT_NEW)
+    (run / CHECKPOINT_NEW / "state.json").unlink()  # a checkpoint.new cut short
+    (run / CHECKPOINT / "state.json").unlink()  # and a checkpoint/ of an older version cut short
+    assert checkpoint_folder(run) is None
+    with pytest.raises(ValueError, match="the run there stopped before it saved a checkpoint"):
+        check_resumable(run)
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("net_arch", [64], "--net-arch [64] cannot change when resuming: the run was trained with net_arch=[16]"),
+        ("players", 3, "--players 3 cannot change when resuming: the run was trained with players=2"),
+        ("advice", "counting", "--advice counting cannot change when resuming"),
+    ],
+)
+def test_a_library_resume_refuses_what_cannot_change(run: Path, field: str, value, message: str):
+    """``train()`` called from Python refuses as ``skyjo train --resume`` does, before writing."""
+    config = TrainConfig.from_dict({**TrainConfig.load(run / "config.json").to_dict(), field: value,
+                                    "total_timesteps": 2048})  # fmt: skip
+    before = contents(run)
+    with pytest.raises(ValueError) as refused:
+        train(config, run / CHECKPOINT, progress=False, say=lambda _: None)
+    assert message in str(refused.value)
+    assert contents(run) == before
