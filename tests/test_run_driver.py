@@ -1,6 +1,6 @@
-"""Checkpoints are complete or absent, and the run driver's resume checks hold for every caller:
-a run killed at any phase of writing a checkpoint resumes, from the previous checkpoint or the new
-one (issue 53); a library caller of ``train()`` gets the command line's refusals."""
+"""The run driver: checkpoints are complete or absent (a run killed at any phase of writing one
+resumes, from the previous checkpoint or the new one: issue 53), a library caller of ``train()``
+gets the command line's refusals on resume, and a trainer of a third kind plugs in (issue 52)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,10 @@ from commands import run as skyjo
 
 pytest.importorskip("sb3_contrib")
 
+from skyjo_env.agents import specs  # noqa: E402
+from skyjo_env.agents.base import Policy  # noqa: E402
 from skyjo_env.apps.cli import main  # noqa: E402
+from skyjo_env.train import driver  # noqa: E402
 from skyjo_env.train.config import (  # noqa: E402
     CHECKPOINT,
     CHECKPOINT_NEW,
@@ -26,7 +29,7 @@ from skyjo_env.train.config import (  # noqa: E402
     check_resumable,
     checkpoint_folder,
 )
-from skyjo_env.train.driver import CHECKPOINT_PHASES, KILL_AT_PHASE, recover_checkpoint  # noqa: E402
+from skyjo_env.train.driver import CHECKPOINT_PHASES, KILL_AT_PHASE, Loop, Trainer, recover_checkpoint  # noqa: E402
 from skyjo_env.train.ppo import train  # noqa: E402
 
 TINY = ["--total-timesteps", "1024", "--num-envs", "16", "--n-steps", "16", "--batch-size", "128", "--net-arch", "16",
@@ -117,3 +120,67 @@ def test_a_library_resume_refuses_what_cannot_change(run: Path, field: str, valu
         train(config, run / CHECKPOINT, progress=False, say=lambda _: None)
     assert message in str(refused.value)
     assert contents(run) == before
+
+
+class CountingTrainer(Trainer):
+    """A third kind of trainer, as a value-network trainer would plug in: no PPO policy, an agent
+    that is any batched policy (here counting's, learning nothing), its own agent file and state."""
+
+    agent_file = "counting.json"
+
+    def __init__(self, config: TrainConfig, checkpoint: Path | None, timesteps: int) -> None:
+        super().__init__(config, checkpoint, timesteps)
+        self.steps = 0 if checkpoint is None else json.loads((checkpoint / "learner.json").read_text())["steps"]
+        assert self.steps == timesteps
+
+    @property
+    def timesteps(self) -> int:
+        return self.steps
+
+    def describe(self) -> str:
+        return "counting, learning nothing"
+
+    def learn(self, loop: Loop) -> None:
+        while self.steps < loop.until and not loop.time_up():
+            self.steps += 100  # one unit of learning
+            loop.after(self.steps)
+
+    def agent(self, name: str) -> Policy:
+        return specs.make("counting", rules=self.config.game_rules)
+
+    def save_agent(self, path: Path, name: str) -> None:
+        path.write_text(json.dumps({"agent": "counting", "name": name}))
+
+    def save_state(self, folder: Path) -> None:
+        (folder / "learner.json").write_text(json.dumps({"steps": self.steps}))
+
+
+def test_a_third_trainer_runs_through_the_driver_and_resumes(tmp_path: Path):
+    """Any Trainer gets the run folder, the schedule of evaluations and checkpoints, the report and
+    the resume of the PPO backends; one without self-play snapshots refuses `self` opponents."""
+    config = TrainConfig(total_timesteps=1000, eval_every=200, checkpoint_every=300, eval_games=4, final_games=4,
+                         eval_opponents=["random"], opponents={"random": 1.0}, warm_start=None, advice=None,
+                         out_dir=str(tmp_path / "run"))  # fmt: skip
+    said: list[str] = []
+    outcome = driver.train(config, CountingTrainer, progress=False, say=said.append)
+    out = tmp_path / "run"
+    assert said[0] == "counting, learning nothing" and outcome.timesteps == 1000
+    assert outcome.agent_path == out / "counting.json" and json.loads(outcome.agent_path.read_text())["name"] == "run"
+    assert [json.loads(line)["timesteps"] for line in (out / "eval.jsonl").read_text().splitlines()] == [
+        200, 400, 600, 800, 1000
+    ]  # fmt: skip
+    assert set(json.loads((out / "results.json").read_text())) == {"final_eval", "tournament"}
+    for name in ("learner.json", "counting.json", "config.json", "pool/pool.json"):
+        assert (out / CHECKPOINT / name).is_file(), name
+    assert steps(out / CHECKPOINT) == 1000
+    resumed = driver.train(TrainConfig(**{**config.to_dict(), "total_timesteps": 1500}), CountingTrainer,
+                           out / CHECKPOINT, progress=False, say=said.append)  # fmt: skip
+    assert (resumed.timesteps, resumed.run_timesteps) == (1500, 500)
+    with pytest.raises(ValueError, match="already holds a run"):
+        driver.train(config, CountingTrainer, progress=False, say=said.append)
+    with pytest.raises(ValueError, match="the CountingTrainer trainer keeps no snapshots of itself"):
+        driver.train(TrainConfig(**{**config.to_dict(), "opponents": {"self": 1.0}}), CountingTrainer,
+                     overwrite=True, progress=False, say=said.append)  # fmt: skip
+    assert (out / "counting.json").is_file()  # nothing removed by the refused run
+    driver.train(config, CountingTrainer, overwrite=True, progress=False, say=said.append)
+    assert steps(out / CHECKPOINT) == 1000  # --overwrite started afresh, its agent file cleared and rewritten
