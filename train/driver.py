@@ -302,6 +302,11 @@ class RunDriver:
             self.add_snapshot(trainer.timesteps)
         trainer.set_opponents(*self.pool.policies_and_weights())
 
+    @property
+    def timesteps(self) -> int:
+        """The trainer's learner steps, all resumes together."""
+        return self.trainer.timesteps
+
     # -------------------------------------------------------------- the schedule
     def add_snapshot(self, timesteps: int) -> None:
         """A frozen copy of the learner into the self-play pool; the trainer plays the new mixture."""
