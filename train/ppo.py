@@ -77,7 +77,8 @@ class LinearSchedule:
 
 
 class SB3Trainer(PolicyTrainer):
-    """sb3-contrib's MaskablePPO on the batched vector env: the learning step of a run ([`Trainer`][]).
+    """sb3-contrib's MaskablePPO on the batched vector env: the learning step of a run
+    ([`Trainer`][skyjo_env.train.driver.Trainer]).
 
     Built new, or from a checkpoint's `model.zip` (weights, optimiser state and step count; the
     config's PPO settings apply). Everything that can fail on bad input is checked here, before

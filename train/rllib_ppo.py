@@ -137,8 +137,9 @@ def node_id(runner: Any) -> str:
 
 
 class RLlibTrainer(PolicyTrainer):
-    """Ray RLlib's PPO: the learning step of a run ([`Trainer`][]), EnvRunners sampling and the
-    learner updating in this process; built new, or from a checkpoint's `algorithm/`."""
+    """Ray RLlib's PPO: the learning step of a run ([`Trainer`][skyjo_env.train.driver.Trainer]),
+    EnvRunners sampling and the learner updating in this process; built new, or from a
+    checkpoint's `algorithm/`."""
 
     def __init__(self, config: TrainConfig, checkpoint: Path | None, timesteps: int) -> None:
         super().__init__(config, checkpoint, timesteps)
