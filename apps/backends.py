@@ -6,8 +6,10 @@ Every backend trains the same recipe, one [`TrainConfig`][] (every field a
 ignored) and the function that trains. Two are registered: `sb3` (sb3-contrib's MaskablePPO on the
 batched vector env, [`skyjo_env.train.ppo`][]) and `rllib` (Ray RLlib's PPO with EnvRunners
 stepping the batched vector env, on one machine or a cluster, [`skyjo_env.train.rllib_ppo`][]). A
-third training method is a module with a `train(config, resume, *, overwrite, progress, say)`
-function, registered here with [`register_backend()`][register_backend] (see CONTRIBUTING.md).
+third training method is a [`skyjo_env.train.driver.Trainer`][] (its learning step; the run driver
+does the rest) and a module with a `train(config, resume, *, overwrite, progress, say)` function
+that runs it (`driver.train(config, MyTrainer, resume, ...)`), registered here with
+[`register_backend()`][register_backend] (see CONTRIBUTING.md).
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from skyjo_env.apps.arguments import rule_options
 from skyjo_env.apps.flags import default_of, given
 from skyjo_env.observation import count_range
-from skyjo_env.train.config import CHECKPOINT, FIXED_ON_RESUME, TrainConfig, check_resumable, opponent_weight
+from skyjo_env.train.config import TrainConfig, check_resumable, opponent_weight
 
 if TYPE_CHECKING:  # the run's steps need torch: the command line loads them only to train
     from skyjo_env.train.runs import TrainOutcome
@@ -81,20 +83,12 @@ def train_config_from_args(args: argparse.Namespace) -> TrainConfig:
     if args.resume:
         if args.config:
             raise ValueError("--resume continues a run with its own config; --config cannot change it")
-        check_resumable(args.resume)
-        saved = TrainConfig.load(Path(args.resume) / CHECKPOINT / "config.json")
+        saved = TrainConfig.load(check_resumable(args.resume) / "config.json")
         if "out_dir" in flags and Path(flags["out_dir"]) != Path(args.resume):
             raise ValueError(
                 f"--out {flags['out_dir']} differs from --resume {args.resume}: a resumed run stays in its folder"
             )
-        fixed = {k: v for k, v in flags.items() if k in FIXED_ON_RESUME and v != getattr(saved, k)}
-        if fixed:
-            name, value = next(iter(fixed.items()))
-            raise ValueError(
-                f"--{name.replace('_', '-')} {value} cannot change when resuming: the run was trained with "
-                f"{name}={getattr(saved, name)!r} ({', '.join(FIXED_ON_RESUME)} fix the network and its inputs)"
-            )
-        base = saved.to_dict() | {"out_dir": args.resume}
+        base = saved.to_dict() | {"out_dir": args.resume}  # the fields fixed on resume: checked by the run driver
     elif args.config:
         base = TrainConfig.load(args.config).to_dict()
     else:

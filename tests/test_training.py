@@ -68,7 +68,7 @@ def test_train_limits_threads_while_it_runs_and_restores_them(tmp_path: Path) ->
     torch.set_num_threads(2)
     try:
         with pytest.MonkeyPatch.context() as patch:
-            patch.setattr("skyjo_env.train.ppo.warm_start", spy)
+            patch.setattr("skyjo_env.train.driver.warm_start", spy)
             train(small_config(tmp_path, final_games=8, warm_start="counting", warm_start_samples=2048,
                                warm_start_epochs=1), progress=False, say=lambda _: None)  # fmt: skip
         assert seen and seen[0][0] == 1 and all(n == 1 for n in seen[0][1])

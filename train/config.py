@@ -70,17 +70,35 @@ def parse_players(text: str) -> int | list[int]:
     return counts[0] if len(counts) == 1 and "," not in text and "-" not in text else counts
 
 
+#: Where a checkpoint is written before it replaces the run's `checkpoint/` (the new one, complete
+#: once its `state.json` is there), and where the replaced one waits until the new one is in place.
+CHECKPOINT_NEW, CHECKPOINT_OLD = f"{CHECKPOINT}.new", f"{CHECKPOINT}.old"
+
+
+def checkpoint_folder(out: str | Path) -> Path | None:
+    """The complete checkpoint of the run folder `out` (its `state.json`, written last, is there):
+    `checkpoint/`, or where a run killed while it replaced that left the new one (`checkpoint.new/`)
+    or the previous one (`checkpoint.old/`); `None` if there is none. Reads only: the run that
+    resumes puts it back in place ([`skyjo_env.train.driver.recover_checkpoint()`][skyjo_env.train.driver.recover_checkpoint])."""
+    for name in (CHECKPOINT, CHECKPOINT_NEW, CHECKPOINT_OLD):
+        if (Path(out) / name / "state.json").is_file():
+            return Path(out) / name
+    return None
+
+
 def has_checkpoint(out: str | Path) -> bool:
-    """The run folder `out` holds a checkpoint to resume (its `state.json` is written last)."""
-    return (Path(out) / CHECKPOINT / "state.json").is_file()
+    """The run folder `out` holds a complete checkpoint to resume ([`checkpoint_folder()`][checkpoint_folder])."""
+    return checkpoint_folder(out) is not None
 
 
-def check_resumable(out: str | Path) -> None:
-    """`ValueError` unless the run folder `out` holds a checkpoint to resume (`--resume`)."""
+def check_resumable(out: str | Path) -> Path:
+    """The complete checkpoint of the run folder `out` ([`checkpoint_folder()`][checkpoint_folder]);
+    `ValueError` unless it holds one to resume (`--resume`)."""
     folder = Path(out)
     if not folder.is_dir():
         raise ValueError(f"--resume {folder}: no such folder")
-    if not has_checkpoint(folder):
+    found = checkpoint_folder(folder)
+    if found is None:
         started = (folder / "config.json").exists()
         raise ValueError(
             f"--resume {folder}: "
@@ -91,6 +109,7 @@ def check_resumable(out: str | Path) -> None:
                 else f"no run there to resume (no {CHECKPOINT}/state.json)"
             )
         )
+    return found
 
 
 def game_rules(players: int, rules: dict[str, Any]) -> Rules:

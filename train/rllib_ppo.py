@@ -1,12 +1,12 @@
 """The main job's recipe on Ray RLlib's PPO (new API stack), on one machine or a Ray cluster.
 
-Read top to bottom, as [`skyjo_env.train.ppo`][] (the sb3 backend) reads: check the run folder,
-start or join Ray, build the PPO algorithm (EnvRunners stepping the batched vector env of
-[`skyjo_env.train.rllib_env`][], the learner a [`SkyjoModule`][]
-in this process), warm-start it from a teacher, then loop: sample a rollout on every EnvRunner, update
-the learner, snapshot it into the self-play pool, evaluate, checkpoint; finally export `agent.npz`
-and measure it. The run folder, the warm start, the evaluations and the report are the sb3 backend's
-([`skyjo_env.train.runs`][]).
+The learning step of the rllib backend ([`RLlibTrainer`][]), as [`skyjo_env.train.ppo`][] (the
+sb3 backend) has its own: start or join Ray, build the PPO algorithm (EnvRunners stepping the
+batched vector env of [`skyjo_env.train.rllib_env`][], the learner a [`SkyjoModule`][] in this
+process), then loop: sample a rollout on every EnvRunner, update the learner. The run driver
+([`skyjo_env.train.driver`][]) does the rest as for the sb3 backend: the run folder and its checks,
+the warm start, the self-play snapshots, evaluations and checkpoints after each update, and the
+final `agent.npz` and report.
 
 Each sample request carries the weights to play with and, when the opponent pool has changed, the
 opponents (heuristics and numpy snapshots of the learner), so every EnvRunner plays the pool of the
@@ -22,7 +22,6 @@ Needs the `distributed` extra (`pip install -e ".[distributed]"`).
 from __future__ import annotations
 
 import contextlib
-import time
 from collections.abc import Callable, Iterator
 from functools import partial
 from pathlib import Path
@@ -39,28 +38,17 @@ from ray.rllib.policy.sample_batch import MultiAgentBatch, SampleBatch
 from ray.rllib.utils.metrics import NUM_ENV_STEPS_SAMPLED_LIFETIME
 from ray.tune.registry import register_env
 
-from skyjo_env.evaluation.progress import Progress
-from skyjo_env.evaluation.report import claimed_folder
+from skyjo_env.agents.base import Policy
+from skyjo_env.agents.mlp_policy import MLPPolicy
 from skyjo_env.spaces import action_space
-from skyjo_env.train.config import CHECKPOINT, SELF, TrainConfig
-from skyjo_env.train.networks import resolve_precision
+from skyjo_env.train import driver
+from skyjo_env.train.config import TrainConfig
+from skyjo_env.train.driver import Loop, PolicyTrainer, RunDriver
+from skyjo_env.train.networks import SkyjoPolicy, resolve_precision
 from skyjo_env.train.rllib_env import ENV_NAME, make_env, observation_space
 from skyjo_env.train.rllib_module import SkyjoModule
 from skyjo_env.train.rllib_runner import SkyjoEnvRunner
-from skyjo_env.train.runs import (
-    TrainOutcome,
-    agent_policy,
-    check_resume,
-    check_run_folder,
-    finish,
-    one_thread,
-    prepare_run_folder,
-    read_state,
-    run_evaluation,
-    warm_start,
-    write_checkpoint,
-)
-from skyjo_env.train.selfplay import OpponentPool
+from skyjo_env.train.runs import TrainOutcome
 
 #: Object store of a local Ray: small, since only weights and rollouts travel through it.
 LOCAL_OBJECT_STORE_BYTES = 512 * 1024**2
@@ -148,74 +136,67 @@ def node_id(runner: Any) -> str:
     return ray.get_runtime_context().get_node_id()
 
 
-class RLlibRun:
-    """One RLlib training run: its config, PPO algorithm, opponent pool and output files."""
+class RLlibTrainer(PolicyTrainer):
+    """Ray RLlib's PPO: the learning step of a run ([`Trainer`][skyjo_env.train.driver.Trainer]),
+    EnvRunners sampling and the learner updating in this process; built new, or from a
+    checkpoint's `algorithm/`."""
 
-    def __init__(
-        self,
-        config: TrainConfig,
-        resume: Path | None,
-        *,
-        overwrite: bool,
-        progress: bool,
-        say: Callable[[str], None],
-        unstarted: list[str] | None = None,
-    ) -> None:
-        """`unstarted`: the files of an earlier run in the folder that never learned (replaced), as
-        [`check_run_folder()`][check_run_folder] found them."""
-        self.config = c = config
-        self.started = time.perf_counter()
-        self.show_progress = progress
-        self.say = say
-        self.out = Path(c.out_dir)
-        self.pool = OpponentPool(c.opponents, c.pool_size, rules=c.game_rules, seed=c.seed,
-                                 player_counts=c.player_counts if c.mixed else None)  # fmt: skip
+    def __init__(self, config: TrainConfig, checkpoint: Path | None, timesteps: int) -> None:
+        super().__init__(config, checkpoint, timesteps)
         register_env(ENV_NAME, make_env)
-        self.algo: Algorithm = build_config(c).build_algo()
-        self.module = module_spec(c).build()  # the driver's copy of the learner, for snapshots and evaluations
-        self.timesteps = 0
-        self.previous_seconds = 0.0
-        if resume is not None:
-            state = read_state(resume)
-            self.algo.restore_from_path(str((resume / ALGORITHM).resolve()))
-            self.pool.load(resume / "pool")
-            self.timesteps, self.previous_seconds = state["timesteps"], state["seconds"]
-        else:
-            prepare_run_folder(self.out, unstarted or [], overwrite=overwrite, say=say)
-        self.out.mkdir(parents=True, exist_ok=True)
-        c.save(self.out / "config.json")
-        nodes = len(set(self.algo.env_runner_group.foreach_env_runner(node_id, local_env_runner=False)))
-        say(f"networks: hidden layers {list(c.net_arch)} ({c.activation}) in {resolve_precision(c.precision)}; "
-            f"RLlib: {c.env_runners} EnvRunner{'s' * (c.env_runners > 1)} of {c.num_envs:,} games on "
-            f"{nodes} node{'s' * (nodes > 1)}")  # fmt: skip
+        self.algo: Algorithm = build_config(config).build_algo()
+        self.module = module_spec(config).build()  # the driver's copy of the learner, for snapshots and evaluations
+        self.steps = timesteps
+        self.opponents: tuple[list[Policy], list[float]] | None = None  # sent with the next request
+        if checkpoint is not None:
+            try:
+                self.algo.restore_from_path(str((checkpoint / ALGORITHM).resolve()))
+            except Exception as exc:  # RLlib raises many kinds on a damaged checkpoint
+                self.algo.stop()
+                raise ValueError(f"cannot load checkpoint {checkpoint / ALGORITHM}: {exc}") from exc
         self._pull()
-        if resume is None and c.warm_start is not None:
-            warm_start(self.module.policy, c, self.out, say=say, progress=progress)
-            self.algo.learner_group.set_weights({DEFAULT_MODULE_ID: self.module.get_state()})
-        if SELF in c.opponents and not self.pool.snapshots:
-            self.add_snapshot()
-        self.pool_changed = True
+
+    @property
+    def timesteps(self) -> int:
+        return self.steps
+
+    @property
+    def policy(self) -> SkyjoPolicy:
+        """The learner's networks (the driver's module, as of the last update)."""
+        return self.module.policy
+
+    def describe(self) -> str:
+        c = self.config
+        nodes = len(set(self.algo.env_runner_group.foreach_env_runner(node_id, local_env_runner=False)))
+        return (f"networks: hidden layers {list(c.net_arch)} ({c.activation}) in {resolve_precision(c.precision)}; "
+                f"RLlib: {c.env_runners} EnvRunner{'s' * (c.env_runners > 1)} of {c.num_envs:,} games on "
+                f"{nodes} node{'s' * (nodes > 1)}")  # fmt: skip
+
+    def warm_started(self) -> None:
+        """The learner (and so the EnvRunners) start from the warm-started module."""
+        self.algo.learner_group.set_weights({DEFAULT_MODULE_ID: self.module.get_state()})
+
+    def set_opponents(self, policies: list[Policy], weights: list[float]) -> None:
+        self.opponents = (policies, weights)
+
+    def save_state(self, folder: Path) -> None:
+        self.algo.save_to_path(str((folder / ALGORITHM).resolve()))
+
+    def close(self) -> None:
+        self.algo.stop()
 
     # -------------------------------------------------------------- the learner's weights
     def _pull(self) -> None:
         """Copy the learner's current weights into the driver's module."""
         self.module.set_state(self.algo.learner_group.get_weights([DEFAULT_MODULE_ID])[DEFAULT_MODULE_ID])
 
-    def agent(self, name: str = "ppo") -> Any:
-        """The learner as a numpy policy (the driver's module, as of the last update)."""
-        return agent_policy(self.module.policy, self.config, self.timesteps, name)
-
-    def add_snapshot(self) -> None:
-        self.pool.add(self.agent(f"snapshot@{self.timesteps}"))
-        self.pool_changed = True
-
     def request(self, steps: int) -> None:
-        """Ask every EnvRunner for a rollout of `steps` learner steps, with the learner's weights now."""
+        """Ask every EnvRunner for a rollout of `steps` learner steps, with the learner's weights now
+        (and the opponents, if they changed since the last request)."""
         state = {
             "rl_module": {DEFAULT_MODULE_ID: self.module.get_state()}
         }  # the critic too: runners compute advantages
-        opponents = self.pool.policies_and_weights() if self.pool_changed else None
-        self.pool_changed = False
+        opponents, self.opponents = self.opponents, None
         self.algo.env_runner_group.foreach_env_runner_async(
             partial(sample, steps=steps, state=state, opponents=opponents), tag="sample"
         )
@@ -238,64 +219,59 @@ class RLlibRun:
     def update(self, batch: MultiAgentBatch) -> None:
         """One PPO update on `batch`; the driver's module then holds the new weights."""
         c = self.config
-        self.timesteps += batch.env_steps()
+        self.steps += batch.env_steps()
         threads = torch.get_num_threads()
         torch.set_num_threads(1 if c.overlap else c.update_threads)  # overlapped: the EnvRunner has the other core
         try:
             self.algo.learner_group.update(
-                batch=batch, timesteps={NUM_ENV_STEPS_SAMPLED_LIFETIME: self.timesteps},
+                batch=batch, timesteps={NUM_ENV_STEPS_SAMPLED_LIFETIME: self.steps},
                 num_epochs=c.n_epochs, minibatch_size=c.batch_size, shuffle_batch_per_epoch=True,
             )  # fmt: skip
         finally:
             torch.set_num_threads(threads)
         self._pull()
 
-    def run_evaluation(self) -> dict[str, dict[str, float]]:
-        return run_evaluation(self.agent(), self.config, self.out, self.timesteps, say=self.say,
-                              progress=self.show_progress)  # fmt: skip
-
-    def save_checkpoint(self) -> None:
-        folder = self.out / CHECKPOINT
-        folder.mkdir(parents=True, exist_ok=True)
-        self.algo.save_to_path(str((folder / ALGORITHM).resolve()))
-        self.pool.save(folder / "pool")
-        write_checkpoint(folder, self.module.policy, self.config, self.timesteps,
-                         self.previous_seconds + time.perf_counter() - self.started)  # fmt: skip
-
     # -------------------------------------------------------------- the loop
-    def learn(self) -> None:
+    def learn(self, loop: Loop) -> None:
         c = self.config
         rollout = c.num_envs * c.n_steps  # per EnvRunner
-        end = None if c.time_limit_minutes is None else self.started + 60 * c.time_limit_minutes
-        periodic = [(every, action) for every, action in (
-            (c.snapshot_every if SELF in c.opponents else 0, self.add_snapshot),
-            (c.eval_every, self.run_evaluation),
-            (c.checkpoint_every, self.save_checkpoint),
-        ) if every]  # fmt: skip
-        next_at = [(self.timesteps // every + 1) * every for every, _ in periodic]
-        with Progress(c.total_timesteps, "PPO", "steps", enabled=self.show_progress, start=self.timesteps) as bar:
-            self.request(rollout)
-            while True:
-                batch = self.collect()
-                last = self.timesteps + batch.env_steps() >= c.total_timesteps or (
-                    end is not None and time.perf_counter() >= end
-                )
-                if c.overlap and not last:
-                    self.request(rollout)  # sampled with the weights before this update
-                self.update(batch)
-                bar.set(min(self.timesteps, c.total_timesteps))
-                if last:
-                    break
-                for i, (every, action) in enumerate(periodic):  # as the sb3 backend's Every callbacks
-                    if self.timesteps >= next_at[i]:
-                        next_at[i] = (self.timesteps // every + 1) * every
-                        action()
-                if not c.overlap:
-                    self.request(rollout)
-            bar.close(
-                "" if self.timesteps >= c.total_timesteps else f"time limit of {c.time_limit_minutes:g} min reached"
-            )
-        self.save_checkpoint()
+        self.request(rollout)
+        while True:
+            batch = self.collect()
+            last = self.steps + batch.env_steps() >= loop.until or loop.time_up()
+            if c.overlap and not last:
+                self.request(rollout)  # sampled with the weights before this update
+            self.update(batch)
+            loop.after(self.steps)
+            if last:
+                break
+            if not c.overlap:
+                self.request(rollout)
+
+
+class RLlibRun(RunDriver):
+    """One RLlib training run, checked and started ([`RunDriver`][] with the [`RLlibTrainer`][]), in
+    the Ray the caller holds: `learn()` trains it to its end and checkpoints; `algo` and `module` are
+    the trainer's (stop `algo` when done)."""
+
+    def __init__(
+        self,
+        config: TrainConfig,
+        resume: Path | None,
+        *,
+        overwrite: bool,
+        progress: bool,
+        say: Callable[[str], None],
+    ) -> None:
+        super().__init__(config, RLlibTrainer, resume, overwrite=overwrite, progress=progress, say=say)
+        self.start()
+        assert isinstance(self.trainer, RLlibTrainer)
+        self.algo, self.module = self.trainer.algo, self.trainer.module
+
+    def agent(self, name: str = "ppo") -> MLPPolicy:
+        """The learner as a numpy policy (the driver's module, as of the last update)."""
+        assert isinstance(self.trainer, RLlibTrainer)
+        return self.trainer.agent(name)
 
 
 def train(
@@ -308,24 +284,11 @@ def train(
 ) -> TrainOutcome:
     """Train (or resume, from the checkpoint folder `resume`) a run on Ray RLlib, export `agent.npz`
     and measure it against the heuristics: [`skyjo_env.train.ppo.train()`][skyjo_env.train.ppo.train]'s contract, on
-    RLlib.
+    RLlib ([`skyjo_env.train.driver.train()`][skyjo_env.train.driver.train] with the [`RLlibTrainer`][]).
 
-    Without `config.address` a local Ray of `env_runners + 1` CPUs is started and shut down at the
-    end (also after an error); with it the run joins that cluster and leaves it running.
+    Without `config.address` a local Ray of `env_runners + 1` CPUs is started (after the run
+    folder's checks) and shut down at the end (also after an error); with it the run joins that
+    cluster and leaves it running.
     """
-    started = time.perf_counter()
-    resume = None if resume is None else Path(resume)
-    check_resume(config, resume)
-    with claimed_folder(config.out_dir):  # the folder's files are checked under the claim, before Ray starts
-        unstarted = check_run_folder(Path(config.out_dir), resume=resume is not None, overwrite=overwrite)
-        with ray_session(config.address, config.env_runners + 1), one_thread():
-            run = RLlibRun(config, resume, overwrite=overwrite, progress=progress, say=say, unstarted=unstarted)
-            try:
-                before = run.timesteps
-                run.learn()
-            finally:
-                run.algo.stop()
-            return finish(run.module.policy, config, run.out, timesteps=run.timesteps,
-                          run_timesteps=run.timesteps - before, started=started, previous_seconds=run.previous_seconds,
-                          progress=progress, evaluate_now=lambda agent, t: run_evaluation(agent, config, run.out, t,
-                                                                                        say=say, progress=progress))  # fmt: skip
+    return driver.train(config, RLlibTrainer, resume, overwrite=overwrite, progress=progress, say=say,
+                        session=lambda: ray_session(config.address, config.env_runners + 1))  # fmt: skip

@@ -1,11 +1,11 @@
-"""What every training backend shares: the run folder, the warm start, the agent, its evaluations and
+"""The steps every training run shares: the run folder, the warm start, the agent, its evaluations and
 the final report.
 
-A backend (sb3: [`skyjo_env.train.ppo`][]; RLlib: [`skyjo_env.train.rllib_ppo`][]) trains a
-[`SkyjoPolicy`][] under one [`TrainConfig`][]
-and leaves the same folder behind: `config.json`, `warm_start.json`, `eval.jsonl`,
-`results.json`, `agent.npz` (the actor as a numpy [`MLPPolicy`][])
-and `checkpoint/` (to resume). This module holds those steps once.
+Every trainer (sb3: [`skyjo_env.train.ppo`][]; RLlib: [`skyjo_env.train.rllib_ppo`][]) trains
+under one [`TrainConfig`][] and leaves the same folder behind: `config.json`, `warm_start.json`,
+`eval.jsonl`, `results.json`, its agent (`agent.npz` for the PPO trainers: the actor as a numpy
+[`MLPPolicy`][]) and `checkpoint/` (to resume). This module holds those steps once; the run driver
+([`skyjo_env.train.driver`][]) runs them in order.
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import json
 import shutil
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,11 +22,12 @@ import torch
 from threadpoolctl import threadpool_limits
 
 from skyjo_env.agents import specs
+from skyjo_env.agents.base import Policy
 from skyjo_env.agents.mlp_policy import MLPPolicy
 from skyjo_env.evaluation.progress import Progress, duration
 from skyjo_env.evaluation.report import check_output_folder
 from skyjo_env.evaluation.tournament import TournamentResult, games_played, run_tournament
-from skyjo_env.train.config import CHECKPOINT, TrainConfig, has_checkpoint
+from skyjo_env.train.config import CHECKPOINT, CHECKPOINT_NEW, CHECKPOINT_OLD, TrainConfig, has_checkpoint
 from skyjo_env.train.imitation import clone, collect, concatenate, softened_teacher
 from skyjo_env.train.networks import SkyjoPolicy
 from skyjo_env.train.selfplay import snapshot
@@ -40,6 +40,8 @@ RUN_FILES = (
     "results.json",
     specs.AGENT_FILE,
     CHECKPOINT,
+    CHECKPOINT_NEW,
+    CHECKPOINT_OLD,
     "tensorboard",
 )
 
@@ -64,17 +66,17 @@ class TrainOutcome:
 UNSTARTED_FILES = ("config.json", "warm_start.json")
 
 
-def check_run_folder(out: Path, *, resume: bool, overwrite: bool) -> list[str]:
+def check_run_folder(out: Path, *, resume: bool, overwrite: bool, files: tuple[str, ...] = RUN_FILES) -> list[str]:
     """`ValueError` unless `out` may hold this run: a folder that exists or can be made, and be
     written, and, unless the run resumes it or `overwrite` is given, without an earlier run's
-    files; those of a run that stopped before it learned ([`UNSTARTED_FILES`][]) are no run.
+    `files`; those of a run that stopped before it learned ([`UNSTARTED_FILES`][]) are no run.
     Returns those files, which the new run replaces."""
     check_output_folder(out)
     if resume and overwrite:
         raise ValueError("--resume continues a run and --overwrite starts one afresh: give one of them")
     if resume or overwrite:
         return []
-    found = [name for name in RUN_FILES if (out / name).exists()]
+    found = [name for name in files if (out / name).exists()]
     if set(found) <= set(UNSTARTED_FILES):
         return found
     if not has_checkpoint(out):
@@ -88,19 +90,21 @@ def check_run_folder(out: Path, *, resume: bool, overwrite: bool) -> list[str]:
     )
 
 
-def prepare_run_folder(out: Path, unstarted: list[str], *, overwrite: bool, say: Callable[[str], None]) -> None:
-    """Clear an earlier run's files for a new run (`overwrite`, or the files of one that never
+def prepare_run_folder(
+    out: Path, unstarted: list[str], *, overwrite: bool, say: Callable[[str], None], files: tuple[str, ...] = RUN_FILES
+) -> None:
+    """Clear an earlier run's `files` for a new run (`overwrite`, or the files of one that never
     learned, which [`check_run_folder()`][check_run_folder] returned), then make the folder."""
     if unstarted:
         say(f"{out} holds {', '.join(unstarted)} of a run that stopped before it learned: starting afresh")
     if overwrite or unstarted:
-        remove_run_files(out)
+        remove_run_files(out, files)
     out.mkdir(parents=True, exist_ok=True)
 
 
-def remove_run_files(out: Path) -> None:
-    """Remove an earlier run's files from `out` (nothing else)."""
-    for name in RUN_FILES:
+def remove_run_files(out: Path, files: tuple[str, ...] = RUN_FILES) -> None:
+    """Remove an earlier run's `files` from `out` (nothing else)."""
+    for name in files:
         path = out / name
         if path.is_dir():
             shutil.rmtree(path)
@@ -118,27 +122,6 @@ def read_state(folder: Path) -> dict[str, Any]:
     except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError, AttributeError) as exc:
         raise ValueError(f"checkpoint {folder} has no readable state.json: {exc}") from None
     return {"timesteps": timesteps, "seconds": seconds}
-
-
-def write_checkpoint(folder: Path, policy: SkyjoPolicy, config: TrainConfig, timesteps: int, seconds: float) -> None:
-    """What every backend's checkpoint holds besides its learner's own files: `config.json`,
-    `state.json` (learner steps and seconds trained, all resumes together) and `agent.npz` (the
-    actor then, so that the checkpoint folder plays as an agent spec)."""
-    config.save(folder / "config.json")
-    agent_policy(policy, config, timesteps, name="checkpoint").save(folder / specs.AGENT_FILE)
-    (folder / "state.json").write_text(json.dumps({"timesteps": int(timesteps), "seconds": seconds}) + "\n")
-
-
-def check_resume(config: TrainConfig, resume: Path | None) -> None:
-    """`ValueError` unless the checkpoint `resume` has fewer steps than `config.total_timesteps`."""
-    if resume is None:
-        return
-    done = read_state(resume)["timesteps"]
-    if config.total_timesteps <= done:
-        raise ValueError(
-            f"total_timesteps={config.total_timesteps:,} is not above the {done:,} steps the run has done; "
-            "give a larger --total-timesteps to train on"
-        )
 
 
 @contextlib.contextmanager
@@ -206,7 +189,7 @@ def agent_policy(policy: SkyjoPolicy, config: TrainConfig, timesteps: int, name:
 
 
 def evaluate(
-    policy: MLPPolicy, config: TrainConfig, games: int, seed: int, progress: bool | Progress = False
+    policy: Policy, config: TrainConfig, games: int, seed: int, progress: bool | Progress = False
 ) -> dict[str, dict[str, float]]:
     """Win rate (with its 95% interval) and mean game total of `policy` against each evaluation agent.
 
@@ -236,7 +219,7 @@ def describe(figures: dict[str, dict[str, float]]) -> str:
 
 
 def run_evaluation(
-    policy: MLPPolicy, config: TrainConfig, out: Path, timesteps: int, *, say: Callable[[str], None], progress: bool
+    policy: Policy, config: TrainConfig, out: Path, timesteps: int, *, say: Callable[[str], None], progress: bool
 ) -> dict[str, dict[str, float]]:
     """Evaluate against each evaluation agent: said, and appended to `eval.jsonl`; returns the figures."""
     c = config
@@ -250,7 +233,7 @@ def run_evaluation(
     return figures
 
 
-def final_tournament(agent: MLPPolicy, config: TrainConfig, progress: bool) -> TournamentResult:
+def final_tournament(agent: Policy, config: TrainConfig, progress: bool) -> TournamentResult:
     """The agent and the evaluation agents in a tournament of `config.final_games` games."""
     rules = config.game_rules
     pool = [agent] + [specs.make(n, rules=rules, seed=config.seed + i) for i, n in enumerate(config.eval_opponents)]
@@ -259,32 +242,10 @@ def final_tournament(agent: MLPPolicy, config: TrainConfig, progress: bool) -> T
         return run_tournament(pool, rules.num_players, config.final_games, rules=rules, seed=config.seed, progress=bar)
 
 
-def finish(
-    policy: SkyjoPolicy,
-    config: TrainConfig,
-    out: Path,
-    *,
-    timesteps: int,
-    run_timesteps: int,
-    started: float,
-    previous_seconds: float,
-    evaluate_now: Callable[[MLPPolicy, int], dict[str, dict[str, float]]],
-    progress: bool,
-) -> TrainOutcome:
-    """Export `agent.npz`, evaluate it (`evaluate_now(agent, timesteps)`), play the final tournament
-    and write `results.json`."""
-    name = specs.trained_agent_name(out)
-    agent = agent_policy(policy, config, timesteps, name=name)
-    agent_path = out / specs.AGENT_FILE
-    agent.save(agent_path)
-    figures = evaluate_now(agent, timesteps)
-    result = None if config.mixed else final_tournament(agent, config, progress)
+def write_results(out: Path, figures: dict[str, dict[str, float]], result: TournamentResult | None) -> None:
+    """`results.json`: the final evaluation's figures and the final tournament (`None` for mixed tables)."""
     (out / "results.json").write_text(
         json.dumps({"final_eval": figures, "tournament": None if result is None else result.to_dict()}, indent=2) + "\n"
-    )
-    seconds = time.perf_counter() - started
-    return TrainOutcome(
-        agent_path, name, figures, result, timesteps, run_timesteps, seconds, previous_seconds + seconds
     )
 
 
