@@ -36,6 +36,13 @@ def path(name: str) -> Path:
     return file
 
 
+def for_table(*, greedy: bool = True, seed: int | None = None, rules: Rules | None = None) -> MLPPolicy:
+    """The shipped network for the table's size (`ppo-{P}p`, registered as the agent `ppo`), under `rules`
+    (default: 2 players)."""
+    table = Rules() if rules is None else rules
+    return load(f"ppo-{table.num_players}p", greedy=greedy, seed=seed, rules=table)
+
+
 def load(name: str, *, greedy: bool = True, seed: int | None = None, rules: Rules | None = None) -> MLPPolicy:
     """The shipped agent `name` (e.g. `"ppo-2p"`) as a batched policy, for a table under `rules`
     (default: the rules it was trained under; for a [`SEATED`][] name, at its table size)."""

@@ -1,7 +1,7 @@
 """Agent names -> factories: the built-in agents, the shipped PPO agents and third-party plug-ins.
 
-Built-in names are `random`, `threshold`, `counting`, `search` and the shipped PPO agents
-(`agents/weights/*.npz`, e.g. `ppo-2p`). [`register()`][register] adds a name at run time. Installed
+Built-in names are `random`, `threshold`, `counting`, `search`, `expectimax`, the shipped PPO agents
+(`agents/weights/*.npz`, e.g. `ppo-2p`) and `ppo`, the shipped network for the table's size. [`register()`][register] adds a name at run time. Installed
 packages add theirs through the entry-point group [`ENTRY_POINT_GROUP`][], discovered when a name
 is looked up, so `pip install someones-bot` makes `agents.make("someones-bot")` (and
 `skyjo tournament --agents someones-bot`) work:
@@ -84,5 +84,6 @@ def _plugins() -> dict[str, EntryPoint]:
 register("random", RandomPolicy)
 register("threshold", ThresholdPolicy)
 register("counting", CountingPolicy)
+register("ppo", pretrained.for_table)  # the shipped network for the table's size
 for _name in pretrained.available():
     register(_name, functools.partial(pretrained.load, _name))

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -43,6 +43,8 @@ class Backend:
     modules: tuple[str, ...]  #: modules of that extra, checked before anything runs
     train: Trainer
     cannot: tuple[str, ...] = ()  #: TrainConfig fields it cannot honour: refused unless at their defaults
+    #: Its own defaults of TrainConfig fields, where neither a flag nor `--config` gives them.
+    defaults: dict[str, Any] = field(default_factory=dict)
 
     def check(self, config: TrainConfig) -> None:
         """`ValueError` naming the first field of `cannot` that `config` sets to another value than its default."""
@@ -68,7 +70,8 @@ def register_backend(backend: Backend) -> None:
 
 
 def default_out(backend: str, players: Any) -> str:
-    """The run folder of a backend's run when `--out` is not given: `runs/ppo-2p`, `runs/rllib-3-8p`."""
+    """The run folder of a backend's run when `--out` is not given: `runs/ppo-2p`, `runs/rllib-3-8p`,
+    `runs/value-2p`."""
     prefix = "ppo" if backend == "sb3" else backend
     return f"runs/{prefix}-{count_range(tuple(players)) if isinstance(players, list) else players}p".replace(", ", ",")
 
@@ -92,7 +95,7 @@ def train_config_from_args(args: argparse.Namespace) -> TrainConfig:
     elif args.config:
         base = TrainConfig.load(args.config).to_dict()
     else:
-        base = {}
+        base = dict(BACKENDS[args.backend].defaults)
     if "out_dir" not in flags and "out_dir" not in base:
         base["out_dir"] = default_out(args.backend, flags.get("players", base.get("players", TrainConfig.players)))
     if flags.get("reward") == "result" and "shaping" not in flags:
@@ -117,6 +120,37 @@ def train_rllib(config: TrainConfig, resume: Path | None = None, **options: Any)
     return train(config, resume, **options)
 
 
+#: What the value trainer has no use for: the PPO recipe's fields, self-play snapshots and Ray's.
+VALUE_CANNOT = (
+    "reward", "reward_scale", "win_bonus", "shaping", "advice", "warm_start", "warm_start_samples",
+    "warm_start_epochs", "warm_start_temperature", "learning_rate_schedule", "n_steps", "gamma", "gae_lambda",
+    "clip_range", "ent_coef", "vf_coef", "max_grad_norm", "precision", "overlap", "snapshot_every", "pool_size",
+    "env_runners", "address",
+)  # fmt: skip
+#: The value trainer's recipe where it differs from PPO's: the agents whose self-play it learns from, and
+#: evaluations sized to the expectimax agent's milliseconds a decision (the defaults run in under 30 minutes).
+VALUE_DEFAULTS: dict[str, Any] = {
+    "opponents": {"counting": 1.0, "ppo": 1.0},
+    "net_arch": [256, 256],
+    "learning_rate": 1e-3,
+    "batch_size": 2048,
+    "n_epochs": 2,
+    "num_envs": 1024,
+    "eval_every": 0,
+    "eval_opponents": ["counting"],
+    "eval_games": 400,
+    "final_games": 400,
+    "total_timesteps": 100_000_000,
+}
+
+
+def train_value(config: TrainConfig, resume: Path | None = None, **options: Any) -> TrainOutcome:
+    """Train a game-value network for the expectimax agent ([`skyjo_env.train.value.train()`][skyjo_env.train.value.train])."""
+    from skyjo_env.train.value import train
+
+    return train(config, resume, **options)
+
+
 register_backend(Backend(
     "sb3", "MaskablePPO on one machine", "train", ("torch", "stable_baselines3", "sb3_contrib", "tensorboard"),
     train_sb3, cannot=("env_runners", "address"),
@@ -124,4 +158,8 @@ register_backend(Backend(
 register_backend(Backend(
     "rllib", "Ray RLlib's PPO, EnvRunners on one machine or a Ray cluster", "distributed", ("ray", "sb3_contrib"),
     train_rllib, cannot=("shaping",),
+))  # fmt: skip
+register_backend(Backend(
+    "value", "a game-value network from self-play positions, for the expectimax agent", "train", ("torch",),
+    train_value, cannot=VALUE_CANNOT, defaults=VALUE_DEFAULTS,
 ))  # fmt: skip
