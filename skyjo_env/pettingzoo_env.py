@@ -94,15 +94,15 @@ from pettingzoo.utils import wrappers
 
 from skyjo_env import render
 from skyjo_env.actions import NUM_ACTIONS
-from skyjo_env.checks import MAX_STEPS, action_id, checked_action, view_rules
+from skyjo_env.checks import action_id, check_seed, checked_action
 from skyjo_env.engine import SkyjoEngine
-from skyjo_env.observation import check_obs_type, observe_as
+from skyjo_env.env_options import EnvOptions
+from skyjo_env.observation import observe_as
 from skyjo_env.phases import PHASE_NAMES
-from skyjo_env.rewards import Reward, check_reward
 from skyjo_env.rewards import rewards as reward_of
-from skyjo_env.rules import Rules
 from skyjo_env.spaces import action_space, mask_space, observation_space
 
+#: The options this view takes ([`EnvOptions`][skyjo_env.env_options.EnvOptions]), besides the rule options.
 ENV_OPTIONS = ("reward", "seed", "max_steps", "render_mode", "obs_type")
 
 
@@ -110,16 +110,20 @@ def env(**options: Any) -> AECEnv:
     """A [`raw_env`][] in PettingZoo's standard classic wrappers (an illegal move loses the game)."""
     aec = raw_env(**options)
     aec = wrappers.TerminateIllegalWrapper(aec, illegal_reward=-1)
-    aec = wrappers.AssertOutOfBoundsWrapper(aec)
     return wrappers.OrderEnforcingWrapper(ActionIdWrapper(aec))
 
 
 class ActionIdWrapper(wrappers.BaseWrapper):
-    """Passes on an action id as an int (or `None`), and raises `ActionTypeError` naming anything
-    else, before the wrappers inside it index masks with it."""
+    """Passes on an action id 0..25 as an int (or `None`) to the wrappers inside it, which index
+    masks with it: `ActionTypeError` naming what is no action id, `ValueError` naming an id out of
+    range (the place of PettingZoo's `AssertOutOfBoundsWrapper`, whose `assert` vanishes under `python -O`)."""
 
     def step(self, action: Any) -> None:
-        super().step(None if action is None else action_id(action))
+        if action is not None:
+            action = action_id(action)
+            if not 0 <= action < NUM_ACTIONS:
+                raise ValueError(f"action {action} is out of range; action ids are 0..{NUM_ACTIONS - 1}")
+        super().step(action)
 
 
 class raw_env(AECEnv):
@@ -132,29 +136,16 @@ class raw_env(AECEnv):
         "render_fps": 2,
     }
 
-    def __init__(
-        self,
-        *,
-        reward: Reward = "result",
-        seed: int | None = None,
-        max_steps: int | None = MAX_STEPS,
-        render_mode: str | None = None,
-        obs_type: str = "table",
-        rules: Rules | None = None,
-        **rule_options: Any,
-    ) -> None:
+    def __init__(self, **options: Any) -> None:
         super().__init__()
-        rules = view_rules(rule_options, ENV_OPTIONS, rules, render_mode=render_mode,
-                           render_modes=self.metadata["render_modes"], seed=seed, max_steps=max_steps)  # fmt: skip
-        self._seed = seed  # for the first reset that gets none
-        check_reward(reward)
-        check_obs_type(obs_type)
-        self.obs_type = obs_type
+        self.options = o = EnvOptions.of(ENV_OPTIONS, self.metadata["render_modes"], options)
+        self._seed = o.seed  # for the first reset that gets none
+        self.obs_type = obs_type = o.table_obs_type
+        self.rules = rules = o.rules
         self.engine = SkyjoEngine(rules, 1, auto_reset=False)
-        self.reward = reward
-        self.rules = rules
-        self.render_mode = render_mode
-        self.max_steps = max_steps
+        self.reward = o.reward
+        self.render_mode = o.render_mode
+        self.max_steps = o.max_steps
         self.possible_agents = [f"player_{i}" for i in range(rules.num_players)]
         self.agents: list[str] = []
         self.action_spaces = {a: action_space() for a in self.possible_agents}
@@ -175,6 +166,7 @@ class raw_env(AECEnv):
         return self.action_spaces[agent]
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        check_seed(seed)  # (a bool, a float or a negative number seeds no deal)
         if seed is None:
             seed, self._seed = self._seed, None
         self.engine.reset(seed)
