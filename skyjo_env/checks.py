@@ -68,10 +68,10 @@ def check_render_mode(render_mode: Any, modes: list[str]) -> None:
         raise ValueError(f"render_mode={render_mode!r} is not allowed; use None or one of {modes}")
 
 
-def check_seed(seed: Any) -> None:
-    """`None` or a non-negative integer."""
+def check_seed(seed: Any, allowed: str = "a non-negative integer") -> None:
+    """`None` or a non-negative integer (a bool is none); the message says what is `allowed`."""
     if seed is not None and (not is_integer(seed) or seed < 0):
-        raise ValueError(f"seed={seed!r} is not allowed; use None or a non-negative integer")
+        raise ValueError(f"seed={seed!r} is not allowed; use None or {allowed}")
 
 
 def check_reward_scale(reward_scale: Any) -> None:

@@ -24,9 +24,9 @@ the vector views' own).
   `"winner"`); `truncated` when, at the learner's turn, the game has had `max_steps`
   actions of all seats.
 
-Options, as every view takes them: every [`Rules`][] field (`num_players`,
+Options, as every view takes them ([`EnvOptions`][skyjo_env.env_options.EnvOptions], declared once): every [`Rules`][skyjo_env.rules.Rules] field (`num_players`,
 `column_rule`, ...) as a keyword, or `rules=Rules(...)`; `seed` (seeds the first `reset`
-that is given none); `max_steps` (default [`MAX_STEPS`][]); `render_mode`
+that is given none); `max_steps` (default [`MAX_STEPS`][skyjo_env.checks.MAX_STEPS]); `render_mode`
 (`"human"`, `"ansi"`, `"rgb_array"`, from the learner's view); `obs_type` (`"table"`, the
 default, or `"padded"`: the same layout at every player count, see [`skyjo_env.observation`][]);
 and of this view: `seat` (the
@@ -48,7 +48,7 @@ import numpy as np
 
 from skyjo_env import render
 from skyjo_env.actions import NUM_ACTIONS
-from skyjo_env.checks import action_id, checked_action
+from skyjo_env.checks import action_id, check_seed, checked_action
 from skyjo_env.engine import SkyjoEngine
 from skyjo_env.env_options import ILLEGAL_ACTIONS, EnvOptions
 from skyjo_env.learner_games import LearnerGames
@@ -95,6 +95,7 @@ class SkyjoEnv(gymnasium.Env[np.ndarray, np.int64]):
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict]:
         """Deal a new game; opponents act until the learner's first turn (the setup flips, R5)."""
+        check_seed(seed)  # (Gymnasium would take a bool as a seed)
         if seed is None and self._seed is not None:
             seed, self._seed = self._seed, None
         super().reset(seed=seed)

@@ -25,9 +25,9 @@ view over [`LearnerGames`][skyjo_env.learner_games.LearnerGames], the same games
   game and its legal actions, before any game moves.
 * `reset(seed=...)` takes one integer (one engine deals every game) and no options.
 
-Options, as every view takes them: every [`Rules`][] field as a keyword, or
+Options, as every view takes them ([`EnvOptions`][skyjo_env.env_options.EnvOptions], declared once): every [`Rules`][skyjo_env.rules.Rules] field as a keyword, or
 `rules=Rules(...)`; `seed` (seeds the first `reset` that is given none); `max_steps`
-(default [`MAX_STEPS`][]); `render_mode` (`None` or `"rgb_array"`:
+(default [`MAX_STEPS`][skyjo_env.checks.MAX_STEPS]); `render_mode` (`None` or `"rgb_array"`:
 `render()` returns one image per game, from its learner's view); `obs_type` (`"table"` or
 `"padded"`, see [`skyjo_env.observation`][]); and of the vector views: `player_counts` (mixed
 tables: the games split among these table sizes, padded observations, see
@@ -47,7 +47,7 @@ import gymnasium
 import numpy as np
 from gymnasium.vector.utils import batch_space
 
-from skyjo_env.checks import is_integer
+from skyjo_env.checks import check_seed
 from skyjo_env.env_options import AUTORESET_MODES, EnvOptions
 from skyjo_env.learner_games import VECTOR_ENV_OPTIONS
 from skyjo_env.mixed_games import vector_games
@@ -89,10 +89,7 @@ class SkyjoVectorEnv(gymnasium.vector.VectorEnv):
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[np.ndarray, dict[str, Any]]:
         """Deal new games everywhere; opponents act up to each learner's first turn."""
-        if seed is not None and not is_integer(seed):
-            raise ValueError(
-                f"seed={seed!r} is not allowed; use None or one integer (one engine deals all {self.num_envs} games)"
-            )
+        check_seed(seed, f"one integer, not negative (one engine deals all {self.num_envs} games)")
         if options:
             raise ValueError(f"reset options {sorted(options)} are not supported; this environment takes none")
         if seed is None:

@@ -66,11 +66,11 @@ dead steps) and leaves `agents`; a step after that raises a `ValueError` that sa
 
 ### Options
 
-As every view takes them: every field of [`Rules`][] (`num_players`,
+As every view takes them ([`EnvOptions`][skyjo_env.env_options.EnvOptions], declared once): every field of [`Rules`][skyjo_env.rules.Rules] (`num_players`,
 `column_rule`, `column_rule_at_final_reveal`, `end_score`, `next_starter`, `episode`) as a keyword,
 or `rules=Rules(...)`; `seed` (seeds the first `reset` that is given none); `max_steps` (truncate
 the game after this many actions of all agents together; default
-[`MAX_STEPS`][]); `render_mode` (`"human"` prints the text table, `"ansi"`
+[`MAX_STEPS`][skyjo_env.checks.MAX_STEPS]); `render_mode` (`"human"` prints the text table, `"ansi"`
 returns it, `"rgb_array"` returns an image; all show public information only); `obs_type`
 (`"table"`, the default, or `"padded"`: the same layout at every player count, see
 [`skyjo_env.observation`][]); and `reward`.

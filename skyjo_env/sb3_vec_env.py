@@ -55,7 +55,7 @@ from skyjo_env.spaces import action_space, observation_space
 class SkyjoSB3VecEnv(VecEnv):
     """`num_envs` Skyjo games for one learner against weighted opponent policies; see the module docstring.
 
-    The options are every view's (rule options as keywords or `rules=Rules(...)`, `seed`,
+    The options are every view's ([`EnvOptions`][skyjo_env.env_options.EnvOptions]: rule options as keywords or `rules=Rules(...)`, `seed`,
     `max_steps`, `render_mode`: `None` or `"rgb_array"`, for [`get_images()`][get_images], each game
     from its learner's view) and the vector views' (those of
     [`LearnerGames`][skyjo_env.learner_games.LearnerGames]: `opponents`, `weights`, `seat`, `reward`,
