@@ -152,9 +152,8 @@ class SearchPolicy:
         candidate are left to the base)."""
         obs = np.asarray(observations, dtype=np.float32)
         masks = np.asarray(action_masks, dtype=bool)
-        choice = np.asarray(self.base(obs.copy(), masks.copy())).astype(
-            np.int64
-        )  # (copies: the base cannot change ours)
+        # The base gets copies: nothing it writes changes the observations and masks searched here.
+        choice = np.asarray(self.base(obs.copy(), masks.copy())).astype(np.int64)
         v = decode(obs)
         if v.num_players != self.rules.num_players:
             raise ValueError(f"search was made for {self.rules.num_players} players; observations have {v.num_players}")
