@@ -58,7 +58,8 @@ Option `reward`:
 
 An action is a Python or numpy integer (a 0-d array too), or `None` for an agent that is done;
 anything else raises `skyjo_env.checks.ActionTypeError` (a `TypeError` and a `ValueError`) naming
-it, in `raw_env` and `env()` alike. An illegal action id given to `env()` ends the game with -1 for
+it, and an integer outside 0..25 raises a `ValueError`, in `raw_env` and `env()` alike (checks, not
+`assert`s: the same under `python -O`). An illegal action id given to `env()` ends the game with -1 for
 the agent that made it and 0 for the others (PettingZoo's classic convention,
 `TerminateIllegalWrapper`); `raw_env` raises a `ValueError` that names the action and the legal
 ones instead. When the game is over, every agent is stepped once more with `None` (PettingZoo's
