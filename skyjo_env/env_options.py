@@ -20,8 +20,9 @@ defaults. A new view:
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import MISSING, dataclass, field, fields
 from typing import Any
 
 from skyjo_env.checks import (
@@ -113,3 +114,20 @@ class EnvOptions:
     def table_obs_type(self) -> str:
         """`obs_type` in a view of one table size: `"table"` unless `"padded"` was asked for."""
         return self.obs_type or "table"
+
+
+def view_signature(accepted: Iterable[str], *leading: inspect.Parameter) -> inspect.Signature:
+    """The signature a view taking the options `accepted` shows (`help()`, `inspect.signature()`):
+    the `leading` parameters (e.g. `num_envs`), then each option as a keyword with its
+    [`EnvOptions`][] default, `rules` (unless leading), and the rule options as `**rule_options`."""
+    defaults = {f.name: f.default for f in fields(EnvOptions) if f.default is not MISSING}
+    keyword = inspect.Parameter.KEYWORD_ONLY
+    options = [inspect.Parameter(name, keyword, default=defaults[name]) for name in accepted]
+    return inspect.Signature(
+        [
+            *leading,
+            *options,
+            *([] if any(p.name == "rules" for p in leading) else [inspect.Parameter("rules", keyword, default=None)]),
+            inspect.Parameter("rule_options", inspect.Parameter.VAR_KEYWORD),
+        ]
+    )

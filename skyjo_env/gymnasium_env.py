@@ -50,7 +50,7 @@ from skyjo_env import render
 from skyjo_env.actions import NUM_ACTIONS
 from skyjo_env.checks import action_id, check_seed, checked_action
 from skyjo_env.engine import SkyjoEngine
-from skyjo_env.env_options import ILLEGAL_ACTIONS, EnvOptions
+from skyjo_env.env_options import ILLEGAL_ACTIONS, EnvOptions, view_signature
 from skyjo_env.learner_games import LearnerGames
 from skyjo_env.observation import observe_as
 from skyjo_env.opponents import OpponentPolicy, per_seat
@@ -67,6 +67,7 @@ class SkyjoEnv(gymnasium.Env[np.ndarray, np.int64]):
     """One learner against policies; see the module docstring for spaces, rewards and options."""
 
     metadata = {"render_modes": ["human", "ansi", "rgb_array"], "render_fps": 2}
+    __signature__ = view_signature(ENV_OPTIONS)  #: what help() shows: the options of EnvOptions
 
     def __init__(self, **options: Any) -> None:
         self.options = o = EnvOptions.of(ENV_OPTIONS, self.metadata["render_modes"], options)

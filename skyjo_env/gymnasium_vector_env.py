@@ -40,6 +40,7 @@ random legal player), `weights`, `seat` (`None`: random per game), `reward` and
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Sequence
 from typing import Any
 
@@ -48,7 +49,7 @@ import numpy as np
 from gymnasium.vector.utils import batch_space
 
 from skyjo_env.checks import check_seed
-from skyjo_env.env_options import AUTORESET_MODES, EnvOptions
+from skyjo_env.env_options import AUTORESET_MODES, EnvOptions, view_signature
 from skyjo_env.learner_games import VECTOR_ENV_OPTIONS
 from skyjo_env.mixed_games import vector_games
 from skyjo_env.opponents import OpponentPolicy
@@ -68,6 +69,8 @@ class SkyjoVectorEnv(gymnasium.vector.VectorEnv):
     metadata: dict[str, Any] = {"render_modes": ["rgb_array"]}
     if _AUTORESET is not None:
         metadata["autoreset_mode"] = _AUTORESET.SAME_STEP
+    #: What help() shows: the number of games, then the options of EnvOptions.
+    __signature__ = view_signature(ENV_OPTIONS, inspect.Parameter("num_envs", inspect.Parameter.POSITIONAL_OR_KEYWORD))
 
     def __init__(self, num_envs: int, **options: Any) -> None:
         self.options = o = EnvOptions.of(ENV_OPTIONS, self.metadata["render_modes"], options)

@@ -97,7 +97,7 @@ from skyjo_env import render
 from skyjo_env.actions import NUM_ACTIONS
 from skyjo_env.checks import action_id, check_seed, checked_action
 from skyjo_env.engine import SkyjoEngine
-from skyjo_env.env_options import EnvOptions
+from skyjo_env.env_options import EnvOptions, view_signature
 from skyjo_env.observation import observe_as
 from skyjo_env.phases import PHASE_NAMES
 from skyjo_env.rewards import rewards as reward_of
@@ -136,6 +136,7 @@ class raw_env(AECEnv):
         "is_parallelizable": False,
         "render_fps": 2,
     }
+    __signature__ = view_signature(ENV_OPTIONS)  #: what help() shows: the options of EnvOptions
 
     def __init__(self, **options: Any) -> None:
         super().__init__()

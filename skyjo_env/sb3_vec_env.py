@@ -34,6 +34,7 @@ in [`skyjo_env.gymnasium_vector_env`][].
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Sequence
 from typing import Any
 
@@ -44,7 +45,7 @@ from stable_baselines3.common.vec_env.base_vec_env import VecEnvIndices, VecEnvS
 
 from skyjo_env.checks import check_seed
 from skyjo_env.engine import SkyjoEngine
-from skyjo_env.env_options import EnvOptions
+from skyjo_env.env_options import EnvOptions, view_signature
 from skyjo_env.learner_games import VECTOR_ENV_OPTIONS as ENV_OPTIONS
 from skyjo_env.mixed_games import MixedLearnerGames, vector_games
 from skyjo_env.opponents import OpponentPolicy
@@ -66,6 +67,13 @@ class SkyjoSB3VecEnv(VecEnv):
     rules' other options hold at every table, observations are padded (`obs_type` must be
     `"padded"` or left out) and `seat` is not an option.
     """
+
+    #: What help() shows: the number of games and the rules, then the options of EnvOptions.
+    __signature__ = view_signature(
+        ENV_OPTIONS,
+        inspect.Parameter("num_envs", inspect.Parameter.POSITIONAL_OR_KEYWORD),
+        inspect.Parameter("rules", inspect.Parameter.POSITIONAL_OR_KEYWORD, default=None),
+    )
 
     def __init__(self, num_envs: int, rules: Rules | None = None, **options: Any) -> None:
         given = options if rules is None else {**options, "rules": rules}

@@ -82,3 +82,18 @@ def test_the_gymnasium_view_checks_a_step_once(monkeypatch: pytest.MonkeyPatch):
     assert len(calls) == 1
     assert env.step(0)[4]["illegal_action"]  # drawing during the setup is illegal: lost, by default
     assert len(calls) == 2 and int(np.flatnonzero(env.action_masks()).size) == 0
+
+
+def test_help_shows_every_view_s_options_with_their_defaults():
+    import inspect
+
+    for make, first in (
+        (raw_env, "reward"),
+        (SkyjoEnv, "seat"),
+        (SkyjoVectorEnv, "num_envs"),
+        (SkyjoSB3VecEnv, "num_envs"),
+    ):
+        parameters = inspect.signature(make).parameters
+        assert next(iter(parameters)) == first and parameters["max_steps"].default == MAX_STEPS
+        assert "rules" in parameters and parameters["rule_options"].kind is inspect.Parameter.VAR_KEYWORD
+    assert list(inspect.signature(SkyjoSB3VecEnv).parameters)[:2] == ["num_envs", "rules"]  # rules also positional
