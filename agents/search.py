@@ -48,7 +48,7 @@ from skyjo_env.agents.specs import make
 from skyjo_env.agents.view import CHOOSE, SETUP, VALUES, ObservationView, decode
 from skyjo_env.cards import COUNTS, DECK_SIZE, MIN_VALUE, NUM_VALUES, SLOT_FLAGS, SLOTS
 from skyjo_env.engine import SkyjoEngine
-from skyjo_env.observation import observe
+from skyjo_env.opponents import act
 from skyjo_env.rewards import result_shares, rewards
 from skyjo_env.rules import Rules
 
@@ -149,7 +149,8 @@ class SearchPolicy:
         candidate are left to the base)."""
         obs = np.asarray(observations, dtype=np.float32)
         masks = np.asarray(action_masks, dtype=bool)
-        choice = np.asarray(self.base(obs, masks)).astype(np.int64)
+        # The base gets copies: nothing it writes changes the observations and masks searched here.
+        choice = np.asarray(self.base(obs.copy(), masks.copy())).astype(np.int64)
         v = decode(obs)
         if v.num_players != self.rules.num_players:
             raise ValueError(f"search was made for {self.rules.num_players} players; observations have {v.num_players}")
@@ -238,8 +239,7 @@ class SearchPolicy:
                 else:
                     values[active] = expected[:, 1:].mean(axis=1) - expected[:, 0]
                 return values
-            masks = engine.legal_mask(active)
-            actions = np.asarray(self.base(observe(engine, engine.current[active], active), masks))
+            actions = act(self.base, engine, active, role="search's base policy")  # checked against the engine's mask
 
 
 def positions(v: ObservationView, rules: Rules, samples: int, rng: np.random.Generator) -> dict[str, np.ndarray]:

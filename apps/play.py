@@ -93,7 +93,7 @@ def play(
                 action = read_move(engine.legal_mask()[0], ask, say)
             else:
                 agent = seated[current]
-                action = int(act(agent, engine, game, engine.legal_mask(game), role="agent")[0])
+                action = int(act(agent, engine, game, role="agent")[0])
                 say(f"player {current} ({policy_name(agent)}): {action_name(action)}")
             result = engine.step(np.array([action]))
             if result.round_over[0]:

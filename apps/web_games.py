@@ -173,7 +173,7 @@ def advance(game_id: str, record: dict[str, Any], body: Any) -> dict[str, Any]:
     if name is None:
         raise GameError(409, f"it is your turn (seat {seat}): send a move", legal=_legal(engine))
     games = np.zeros(1, dtype=np.intp)
-    return _step(record, engine, int(act(policy(name, engine.rules), engine, games, engine.legal_mask(games))[0]))
+    return _step(record, engine, int(act(policy(name, engine.rules), engine, games)[0]))
 
 
 def view(game_id: str, record: dict[str, Any]) -> dict[str, Any]:

@@ -283,7 +283,8 @@ def _fingerprint(policy: Any, rules: Rules) -> str:
     digest = hashlib.sha256()
     for _ in range(steps):
         masks = engine.legal_mask()
-        digest.update(np.asarray(policy(observe(engine, engine.current), masks)).astype("<i8").tobytes())
+        shown = masks.copy()  # the policy's own: what it writes cannot change the positions played
+        digest.update(np.asarray(policy(observe(engine, engine.current), shown)).astype("<i8").tobytes())
         engine.step(sample_mask(masks, rng))
     return digest.hexdigest()[:16]
 

@@ -56,25 +56,6 @@ def rules_from(options: dict[str, Any], env_options: Iterable[str], rules: Rules
     return rules
 
 
-def view_rules(
-    rule_options: dict[str, Any],
-    env_options: Iterable[str],
-    rules: Rules | None,
-    *,
-    render_mode: Any,
-    render_modes: list[str],
-    seed: Any,
-    max_steps: Any,
-) -> Rules:
-    """The checks every environment view makes of the options all views share (one constructor
-    convention); returns the view's [`Rules`][] (see [`rules_from()`][rules_from])."""
-    rules = rules_from(rule_options, env_options, rules)
-    check_render_mode(render_mode, render_modes)
-    check_seed(seed)
-    check_max_steps(max_steps)
-    return rules
-
-
 def check_max_steps(max_steps: Any) -> None:
     """`None` or a positive integer."""
     if max_steps is not None and (not is_integer(max_steps) or max_steps < 1):
@@ -87,10 +68,16 @@ def check_render_mode(render_mode: Any, modes: list[str]) -> None:
         raise ValueError(f"render_mode={render_mode!r} is not allowed; use None or one of {modes}")
 
 
-def check_seed(seed: Any) -> None:
-    """`None` or a non-negative integer."""
+def check_seed(seed: Any, allowed: str = "a non-negative integer") -> None:
+    """`None` or a non-negative integer (a bool is none); the message says what is `allowed`."""
     if seed is not None and (not is_integer(seed) or seed < 0):
-        raise ValueError(f"seed={seed!r} is not allowed; use None or a non-negative integer")
+        raise ValueError(f"seed={seed!r} is not allowed; use None or {allowed}")
+
+
+def check_reward_scale(reward_scale: Any) -> None:
+    """A finite number (not a bool)."""
+    if isinstance(reward_scale, bool) or not isinstance(reward_scale, (int, float)) or not np.isfinite(reward_scale):
+        raise ValueError(f"reward_scale={reward_scale!r} is not allowed; use a finite number")
 
 
 def check_seat(seat: Any, num_players: int) -> None:

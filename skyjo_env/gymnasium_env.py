@@ -24,9 +24,9 @@ the vector views' own).
   `"winner"`); `truncated` when, at the learner's turn, the game has had `max_steps`
   actions of all seats.
 
-Options, as every view takes them: every [`Rules`][] field (`num_players`,
+Options, as every view takes them ([`EnvOptions`][skyjo_env.env_options.EnvOptions], declared once): every [`Rules`][skyjo_env.rules.Rules] field (`num_players`,
 `column_rule`, ...) as a keyword, or `rules=Rules(...)`; `seed` (seeds the first `reset`
-that is given none); `max_steps` (default [`MAX_STEPS`][]); `render_mode`
+that is given none); `max_steps` (default [`MAX_STEPS`][skyjo_env.checks.MAX_STEPS]); `render_mode`
 (`"human"`, `"ansi"`, `"rgb_array"`, from the learner's view); `obs_type` (`"table"`, the
 default, or `"padded"`: the same layout at every player count, see [`skyjo_env.observation`][]);
 and of this view: `seat` (the
@@ -48,56 +48,40 @@ import numpy as np
 
 from skyjo_env import render
 from skyjo_env.actions import NUM_ACTIONS
-from skyjo_env.checks import MAX_STEPS, action_id, checked_action, view_rules
+from skyjo_env.checks import action_id, check_seed, checked_action
 from skyjo_env.engine import SkyjoEngine
+from skyjo_env.env_options import ILLEGAL_ACTIONS, EnvOptions, view_signature
 from skyjo_env.learner_games import LearnerGames
 from skyjo_env.observation import observe_as
 from skyjo_env.opponents import OpponentPolicy, per_seat
-from skyjo_env.rewards import Reward
-from skyjo_env.rules import Rules
 from skyjo_env.spaces import action_space, observation_space
 
+#: The options this view takes ([`EnvOptions`][skyjo_env.env_options.EnvOptions]), besides the rule options.
 ENV_OPTIONS = (
     "seat", "opponents", "reward", "reward_scale", "illegal_action", "seed", "max_steps", "render_mode", "obs_type",
 )  # fmt: skip
-ILLEGAL_ACTIONS = ("lose", "raise")
+__all__ = ["ENV_OPTIONS", "ILLEGAL_ACTIONS", "SkyjoEnv"]
 
 
 class SkyjoEnv(gymnasium.Env[np.ndarray, np.int64]):
     """One learner against policies; see the module docstring for spaces, rewards and options."""
 
     metadata = {"render_modes": ["human", "ansi", "rgb_array"], "render_fps": 2}
+    __signature__ = view_signature(ENV_OPTIONS)  #: what help() shows: the options of EnvOptions
 
-    def __init__(
-        self,
-        *,
-        seat: int | None = None,
-        opponents: OpponentPolicy | Sequence[OpponentPolicy] | None = None,
-        reward: Reward = "result",
-        reward_scale: float = 1.0,
-        illegal_action: str = "lose",
-        seed: int | None = None,
-        max_steps: int | None = MAX_STEPS,
-        render_mode: str | None = None,
-        obs_type: str = "table",
-        rules: Rules | None = None,
-        **rule_options: Any,
-    ) -> None:
-        rules = view_rules(rule_options, ENV_OPTIONS, rules, render_mode=render_mode,
-                           render_modes=self.metadata["render_modes"], seed=seed, max_steps=max_steps)  # fmt: skip
-        if illegal_action not in ILLEGAL_ACTIONS:
-            raise ValueError(f"illegal_action={illegal_action!r} is not allowed; use one of {ILLEGAL_ACTIONS}")
-        self.rules = rules
+    def __init__(self, **options: Any) -> None:
+        self.options = o = EnvOptions.of(ENV_OPTIONS, self.metadata["render_modes"], options)
+        self.rules = rules = o.rules
         self.games = LearnerGames(
-            1, rules, opponents=self._lineup(opponents), seat=seat, reward=reward, reward_scale=reward_scale,
-            max_steps=max_steps, restart=False, obs_type=obs_type,
+            1, rules, opponents=self._lineup(o.opponents), seat=o.seat, reward=o.reward, reward_scale=o.reward_scale,
+            max_steps=o.max_steps, restart=False, obs_type=o.table_obs_type,
         )  # fmt: skip
-        self.illegal_action = illegal_action
-        self.max_steps = max_steps
-        self.render_mode = render_mode
-        self._seed = seed  # for the first reset that gets none
+        self.illegal_action = o.illegal_action
+        self.max_steps = o.max_steps
+        self.render_mode = o.render_mode
+        self._seed = o.seed  # for the first reset that gets none
         self._ended = True  # the episode is over (or not begun): reset() before step()
-        self.observation_space = observation_space(rules, obs_type=obs_type)
+        self.observation_space = observation_space(rules, obs_type=o.table_obs_type)
         self.action_space = action_space()
 
     @property
@@ -112,6 +96,7 @@ class SkyjoEnv(gymnasium.Env[np.ndarray, np.int64]):
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict]:
         """Deal a new game; opponents act until the learner's first turn (the setup flips, R5)."""
+        check_seed(seed)  # (Gymnasium would take a bool as a seed)
         if seed is None and self._seed is not None:
             seed, self._seed = self._seed, None
         super().reset(seed=seed)
@@ -125,14 +110,14 @@ class SkyjoEnv(gymnasium.Env[np.ndarray, np.int64]):
         if self._ended:
             raise ValueError("the episode is over; call reset() before step()")
         a = action_id(action)  # ActionTypeError for what is no action id at all: never a silent loss
-        try:
+        try:  # the step's one check, against the engine's legal actions; then the games play it unchecked
             checked_action(a, self.action_masks(), f"the learner (seat {self.seat})")
         except ValueError:
             if self.illegal_action == "raise":
                 raise
             self._ended = True
             return self._observation(), -1.0, True, False, {**self._info(), "illegal_action": True}
-        observations, rewards, _, ended = self.games.step(np.array([a]))
+        observations, rewards, _, ended = self.games.play(np.array([a], dtype=np.int64))
         observation, terminated, truncated = observations[0], False, False
         info = {}
         if ended is not None:

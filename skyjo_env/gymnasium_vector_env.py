@@ -25,9 +25,9 @@ view over [`LearnerGames`][skyjo_env.learner_games.LearnerGames], the same games
   game and its legal actions, before any game moves.
 * `reset(seed=...)` takes one integer (one engine deals every game) and no options.
 
-Options, as every view takes them: every [`Rules`][] field as a keyword, or
+Options, as every view takes them ([`EnvOptions`][skyjo_env.env_options.EnvOptions], declared once): every [`Rules`][skyjo_env.rules.Rules] field as a keyword, or
 `rules=Rules(...)`; `seed` (seeds the first `reset` that is given none); `max_steps`
-(default [`MAX_STEPS`][]); `render_mode` (`None` or `"rgb_array"`:
+(default [`MAX_STEPS`][skyjo_env.checks.MAX_STEPS]); `render_mode` (`None` or `"rgb_array"`:
 `render()` returns one image per game, from its learner's view); `obs_type` (`"table"` or
 `"padded"`, see [`skyjo_env.observation`][]); and of the vector views: `player_counts` (mixed
 tables: the games split among these table sizes, padded observations, see
@@ -40,6 +40,7 @@ random legal player), `weights`, `seat` (`None`: random per game), `reward` and
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Sequence
 from typing import Any
 
@@ -47,20 +48,19 @@ import gymnasium
 import numpy as np
 from gymnasium.vector.utils import batch_space
 
-from skyjo_env.checks import MAX_STEPS, is_integer, view_rules
-from skyjo_env.learner_games import VECTOR_ENV_OPTIONS as ENV_OPTIONS
+from skyjo_env.checks import check_seed
+from skyjo_env.env_options import AUTORESET_MODES, EnvOptions, view_signature
+from skyjo_env.learner_games import VECTOR_ENV_OPTIONS
 from skyjo_env.mixed_games import vector_games
 from skyjo_env.opponents import OpponentPolicy
-from skyjo_env.rewards import Reward
-from skyjo_env.rules import Rules
 from skyjo_env.spaces import action_space, observation_space
 
 # Gymnasium 1.0 has no AutoresetMode (its vector wrappers then assume next-step resets).
 _AUTORESET = getattr(gymnasium.vector, "AutoresetMode", None)
 
-
-#: The values of option `autoreset_mode`.
-AUTORESET_MODES = ("same_step", "next_step")
+#: The options this view takes ([`EnvOptions`][skyjo_env.env_options.EnvOptions]), besides the rule options.
+ENV_OPTIONS = (*VECTOR_ENV_OPTIONS, "autoreset_mode")
+__all__ = ["AUTORESET_MODES", "ENV_OPTIONS", "SkyjoVectorEnv"]
 
 
 class SkyjoVectorEnv(gymnasium.vector.VectorEnv):
@@ -69,40 +69,19 @@ class SkyjoVectorEnv(gymnasium.vector.VectorEnv):
     metadata: dict[str, Any] = {"render_modes": ["rgb_array"]}
     if _AUTORESET is not None:
         metadata["autoreset_mode"] = _AUTORESET.SAME_STEP
+    #: What help() shows: the number of games, then the options of EnvOptions.
+    __signature__ = view_signature(ENV_OPTIONS, inspect.Parameter("num_envs", inspect.Parameter.POSITIONAL_OR_KEYWORD))
 
-    def __init__(
-        self,
-        num_envs: int,
-        *,
-        opponents: Any = None,
-        weights: Sequence[float] | None = None,
-        seat: int | None = None,
-        reward: Reward = "result",
-        reward_scale: float = 1.0,
-        seed: int | None = None,
-        max_steps: int | None = MAX_STEPS,
-        render_mode: str | None = None,
-        obs_type: str | None = None,
-        player_counts: Sequence[int] | None = None,
-        autoreset_mode: str = "same_step",
-        rules: Rules | None = None,
-        **rule_options: Any,
-    ) -> None:
-        rules = view_rules(rule_options, (*ENV_OPTIONS, "autoreset_mode"), rules, render_mode=render_mode,
-                           render_modes=self.metadata["render_modes"], seed=seed, max_steps=max_steps)  # fmt: skip
-        if autoreset_mode not in AUTORESET_MODES:
-            raise ValueError(f"autoreset_mode={autoreset_mode!r} is not allowed; use one of {list(AUTORESET_MODES)}")
-        self.next_step = autoreset_mode == "next_step"
+    def __init__(self, num_envs: int, **options: Any) -> None:
+        self.options = o = EnvOptions.of(ENV_OPTIONS, self.metadata["render_modes"], options)
+        self.next_step = o.autoreset_mode == "next_step"
         if _AUTORESET is not None:
-            self.metadata = {**self.metadata, "autoreset_mode": _AUTORESET[autoreset_mode.upper()]}
-        self.games = vector_games(
-            num_envs, rules, player_counts=player_counts, seat=seat, obs_type=obs_type, opponents=opponents,
-            weights=weights, reward=reward, reward_scale=reward_scale, max_steps=max_steps, seed=seed,
-        )  # fmt: skip
+            self.metadata = {**self.metadata, "autoreset_mode": _AUTORESET[o.autoreset_mode.upper()]}
+        self.games = vector_games(num_envs, o)
         self.num_envs = self.games.num_games
-        self.render_mode = render_mode
-        self._seed = seed  # for the first reset that gets none
-        self.single_observation_space = observation_space(rules, obs_type=self.games.obs_type)
+        self.render_mode = o.render_mode
+        self._seed = o.seed  # for the first reset that gets none
+        self.single_observation_space = observation_space(o.rules, obs_type=self.games.obs_type)
         self.single_action_space = action_space()
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         self.action_space = batch_space(self.single_action_space, self.num_envs)
@@ -113,10 +92,7 @@ class SkyjoVectorEnv(gymnasium.vector.VectorEnv):
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[np.ndarray, dict[str, Any]]:
         """Deal new games everywhere; opponents act up to each learner's first turn."""
-        if seed is not None and not is_integer(seed):
-            raise ValueError(
-                f"seed={seed!r} is not allowed; use None or one integer (one engine deals all {self.num_envs} games)"
-            )
+        check_seed(seed, f"one integer, not negative (one engine deals all {self.num_envs} games)")
         if options:
             raise ValueError(f"reset options {sorted(options)} are not supported; this environment takes none")
         if seed is None:

@@ -26,7 +26,7 @@ import numpy as np
 
 from skyjo_env import render
 from skyjo_env.actions import NUM_ACTIONS, names
-from skyjo_env.checks import MAX_STEPS, check_actions, check_max_steps, check_seat
+from skyjo_env.checks import MAX_STEPS, check_actions, check_max_steps, check_reward_scale, check_seat
 from skyjo_env.engine import SkyjoEngine
 from skyjo_env.observation import check_obs_type, observe_as
 from skyjo_env.opponents import (
@@ -137,12 +137,7 @@ class LearnerGames:
         self.rules = rules = self.engine.rules
         self.reward = reward
         check_seat(seat, rules.num_players)
-        if (
-            isinstance(reward_scale, bool)
-            or not isinstance(reward_scale, (int, float))
-            or not np.isfinite(reward_scale)
-        ):
-            raise ValueError(f"reward_scale={reward_scale!r} is not allowed; use a finite number")
+        check_reward_scale(reward_scale)
         check_max_steps(max_steps)
         self.num_games = N = self.engine.batch_size
         self.reward_scale = np.float32(reward_scale)
@@ -246,16 +241,22 @@ class LearnerGames:
         game moves. `hold` `(N,)` bools: games that stay as they are in this step (their actions,
         any in range, are ignored; reward 0, not done), as a view's next-step autoreset needs.
         """
+        bits = self.legal_bits() if hold is None else np.where(hold, np.uint32(ANY_ACTION), self.legal_bits())
+        return self.play(checked_learner_actions(actions, bits, self._seats), hold)
+
+    def play(
+        self, actions: np.ndarray, hold: np.ndarray | None = None
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, Ended | None]:
+        """[`step()`][step] with `actions` already checked: int64, each legal under
+        [`legal_bits()`][legal_bits] (or in range in a held game). The one check of a step is the
+        caller's: `step()`'s, or the one-game view's own ([`skyjo_env.gymnasium_env`][])."""
         if hold is None:
-            actions = self._checked(actions)
             rewards, self._carry = self._carry, np.zeros(self.num_games, dtype=np.float32)
             result = self.engine.step(actions, check=False)
             rewards += reward_of(self.reward, result)[self._all, self._seats]
             moving = self._all
         else:
             hold = np.asarray(hold, dtype=bool)
-            bits = np.where(hold, np.uint32(ANY_ACTION), self.legal_bits())
-            actions = checked_learner_actions(actions, bits, self._seats)
             moving = self._all[~hold]
             rewards = np.zeros(self.num_games, dtype=np.float32)
             rewards[moving] = self._carry[moving]
@@ -270,9 +271,11 @@ class LearnerGames:
         return observe_as(self.obs_type, self.engine, self._seats), rewards, dones, self._collect_ended()
 
     def legal_bits(self) -> np.ndarray:
-        """The learners' legal actions as `(N,)` bit sets (bit `a` set: action `a` is legal)."""
+        """The learners' legal actions as `(N,)` bit sets (bit `a` set: action `a` is legal), read-only:
+        what the learners' actions are checked against, cached until the games move."""
         if self._bits is None:
             self._bits = self.engine.legal_bits()
+            self._bits.setflags(write=False)
         return self._bits
 
     def action_masks(self) -> np.ndarray:
@@ -381,10 +384,6 @@ class LearnerGames:
             won=won[order],
             opponents=[self._entries[i] for i in pool[order].tolist()],
         )
-
-    def _checked(self, actions: np.ndarray) -> np.ndarray:
-        """The learners' actions as int64, each legal; `ValueError` naming a game otherwise."""
-        return checked_learner_actions(actions, self.legal_bits(), self._seats)
 
     def _random_opponent(self) -> RandomPolicy:
         """The default opponent, seeded from this object's generator; it reads no observations."""

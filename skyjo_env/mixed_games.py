@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from skyjo_env.env_options import EnvOptions
 from skyjo_env.learner_games import ANY_ACTION, Ended, LearnerGames, Opponents, checked_learner_actions
 from skyjo_env.observation import PADDED_SEATS, PLAYER_COUNTS, count_range
 from skyjo_env.rules import Rules
@@ -112,11 +113,11 @@ class MixedLearnerGames:
         self, actions: np.ndarray, hold: np.ndarray | None = None
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, Ended | None]:
         """As [`LearnerGames.step()`][LearnerGames.step]; `Ended.totals` has [`PADDED_SEATS`][] columns, 0 past a
-        game's own seats. Every action is checked before any game moves."""
+        game's own seats. Every action is checked, once, before any game moves."""
         bits = self.legal_bits() if hold is None else np.where(hold, np.uint32(ANY_ACTION), self.legal_bits())
         a = checked_learner_actions(actions, bits, self.seats, self.players)
         results = [
-            part.step(a[start : start + part.num_games], None if hold is None else hold[start : start + part.num_games])
+            part.play(a[start : start + part.num_games], None if hold is None else hold[start : start + part.num_games])
             for part, start in zip(self.parts, self.offsets)
         ]
         observations, rewards, dones = (np.concatenate([r[i] for r in results]) for i in range(3))
@@ -156,23 +157,18 @@ def _part_seed(seed: int | None, players: int) -> int | None:
     return None if seed is None else int(np.random.SeedSequence([seed, players]).generate_state(1)[0])
 
 
-def vector_games(
-    num_games: int,
-    rules: Rules,
-    *,
-    player_counts: Sequence[int] | None,
-    seat: int | None,
-    obs_type: str | None,
-    **options: Any,
-) -> LearnerGames | MixedLearnerGames:
-    """The games of a vector view: [`LearnerGames`][] at one table size (`obs_type` default
-    `"table"`), or, with `player_counts`, [`MixedLearnerGames`][] (padded observations and
+def vector_games(num_games: int, options: EnvOptions) -> LearnerGames | MixedLearnerGames:
+    """The games of a vector view of `options`: [`LearnerGames`][] at one table size (`obs_type`
+    default `"table"`), or, with `player_counts`, [`MixedLearnerGames`][] (padded observations and
     random seats: `obs_type` other than `"padded"` and `seat` are refused)."""
-    if player_counts is None:
-        return LearnerGames(num_games, rules, seat=seat, obs_type="table" if obs_type is None else obs_type, **options)
-    if obs_type not in (None, "padded") or seat is not None:
+    o = options
+    shared = {"opponents": o.opponents, "weights": o.weights, "reward": o.reward, "reward_scale": o.reward_scale,
+              "max_steps": o.max_steps, "seed": o.seed}  # fmt: skip
+    if o.player_counts is None:
+        return LearnerGames(num_games, o.rules, seat=o.seat, obs_type=o.table_obs_type, **shared)
+    if o.obs_type not in (None, "padded") or o.seat is not None:
         raise ValueError(
-            f"mixed tables (player_counts={player_counts!r}) have padded observations and random seats: "
-            f"leave out obs_type={obs_type!r} and seat={seat!r}"
+            f"mixed tables (player_counts={o.player_counts!r}) have padded observations and random seats: "
+            f"leave out obs_type={o.obs_type!r} and seat={o.seat!r}"
         )
-    return MixedLearnerGames(num_games, rules, player_counts, **options)
+    return MixedLearnerGames(num_games, o.rules, o.player_counts, **shared)

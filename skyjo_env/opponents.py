@@ -30,6 +30,7 @@ from skyjo_env.checks import check_actions
 from skyjo_env.engine import SkyjoEngine, StepResult
 from skyjo_env.observation import count_range, observe
 from skyjo_env.rules import Rules
+from skyjo_env.sampling import unpack_bits
 
 OpponentPolicy = Callable[[np.ndarray, np.ndarray], np.ndarray]
 
@@ -122,18 +123,27 @@ def per_seat(opponents: OpponentPolicy | Sequence[OpponentPolicy], num_players: 
 
 
 def act(
-    policy: OpponentPolicy, engine: SkyjoEngine, games: np.ndarray, masks: np.ndarray, role: str = "opponent policy"
+    policy: OpponentPolicy,
+    engine: SkyjoEngine,
+    games: np.ndarray,
+    legal: np.ndarray | None = None,
+    role: str = "opponent policy",
 ) -> np.ndarray:
-    """The policy's checked actions for the seats to act in `games`, whose legal actions are `masks`.
+    """The policy's checked actions for the seats to act in `games`.
 
-    Each returned action is an integer legal under its mask, or a `ValueError` names the policy
-    (as `role`, e.g. `"agent"` in a tournament).
+    `legal` is the engine's own legal-action bits of `games` ([`SkyjoEngine.legal_bits()`][skyjo_env.engine.SkyjoEngine.legal_bits];
+    computed when not given). The policy is handed fresh observations and masks of its own (copies
+    that nothing reads after it), and its actions are checked against `legal`, never against what
+    it was handed: whatever it writes into its arguments, each returned action is an integer legal
+    in the engine's game, or a `ValueError` names the policy (as `role`, e.g. `"agent"` in a tournament).
     """
+    bits = engine.legal_bits(games) if legal is None else legal
     if getattr(policy, "observes", True):
         observations = observe(engine, engine.current[games], games)
     else:
         observations = np.empty((len(games), 0), dtype=np.float32)
-    return _checked(policy(observations, masks), masks, games, role, [policy_name(policy)])
+    actions = policy(observations, unpack_bits(bits))
+    return _checked(actions, bits, engine, games, role, [policy_name(policy)])
 
 
 def play_policies(
@@ -152,9 +162,9 @@ def play_policies(
     computed once. This is the one move loop's body of the environments, the tournaments and the
     games people play; `ValueError` (naming the policy as `role`) for an illegal or malformed action.
     """
-    masks = engine.legal_mask(games)
+    bits = engine.legal_bits(games)
     if len(policies) == 1:
-        return engine.step(act(policies[0], engine, games, masks, role), games, check=False)
+        return engine.step(act(policies[0], engine, games, bits, role), games, check=False)
     actions = np.empty(games.size, dtype=np.int64)
     batches: dict[Any, list[int]] = {}
     for k in np.unique(chosen).tolist():
@@ -162,36 +172,48 @@ def play_policies(
     for members in batches.values():
         rows = np.flatnonzero(np.isin(chosen, members))
         if len(members) == 1:
-            actions[rows] = act(policies[members[0]], engine, games[rows], masks[rows], role)
+            actions[rows] = act(policies[members[0]], engine, games[rows], bits[rows], role)
         else:
             which = np.searchsorted(members, chosen[rows])  # members are ascending
-            actions[rows] = _act_together([policies[k] for k in members], which, engine, games[rows], masks[rows], role)
+            actions[rows] = _act_together([policies[k] for k in members], which, engine, games[rows], bits[rows], role)
     return engine.step(actions, games, check=False)
 
 
 def _act_together(
-    policies: list[Any], which: np.ndarray, engine: SkyjoEngine, games: np.ndarray, masks: np.ndarray, role: str
+    policies: list[Any], which: np.ndarray, engine: SkyjoEngine, games: np.ndarray, legal: np.ndarray, role: str
 ) -> np.ndarray:
     """[`act()`][act] for several policies of one batch key at once (row `i` is `policies[which[i]]`'s)."""
     observations = observe(engine, engine.current[games], games)
-    actions = type(policies[0]).play_together(policies, observations, masks, which)
-    return _checked(actions, masks, games, role, [policy_name(p) for p in policies], which)
+    actions = type(policies[0]).play_together(policies, observations, unpack_bits(legal), which)
+    return _checked(actions, legal, engine, games, role, [policy_name(p) for p in policies], which)
 
 
 def _checked(
-    actions: Any, masks: np.ndarray, games: np.ndarray, role: str, names: list[str], which: np.ndarray | None = None
+    actions: Any,
+    legal: np.ndarray,
+    engine: SkyjoEngine,
+    games: np.ndarray,
+    role: str,
+    names: list[str],
+    which: np.ndarray | None = None,
 ) -> np.ndarray:
-    """`actions` checked against `masks`; the `ValueError` names the policy of the row at fault
-    (`names[which[i]]`, or `names[0]` for every row without `which`) as `role`."""
-    n = masks.shape[0]
+    """`actions` checked against the engine's legal bits `legal`; the `ValueError` names the policy
+    of the row at fault (`names[which[i]]`, or `names[0]` for every row without `which`) as `role`,
+    and the game only where the engine holds several (a one-game view's game needs no index)."""
+    n = legal.shape[0]
+
+    def illegal(i: int, a: int) -> str:
+        where = f" (row {i} of {n}, game {int(games[i])})" if engine.batch_size > 1 else ""
+        return (
+            f"{role} {names[0 if which is None else which[i]]!r} chose illegal action {a}{where}; "
+            f"legal actions there: {legal_action_names(unpack_bits(legal[i : i + 1])[0])}"
+        )
+
     return check_actions(
         actions,
-        masks,
+        legal,
         malformed=lambda a: (
             f"{role} {names[0]!r} returned {a.dtype} actions of shape {a.shape}; it must return {n} integer action ids"
         ),
-        illegal=lambda i, a: (
-            f"{role} {names[0 if which is None else which[i]]!r} chose illegal action {a} (row {i} of {n}, "
-            f"game {int(games[i])}); legal actions there: {legal_action_names(masks[i])}"
-        ),
+        illegal=illegal,
     )

@@ -58,7 +58,8 @@ Option `reward`:
 
 An action is a Python or numpy integer (a 0-d array too), or `None` for an agent that is done;
 anything else raises `skyjo_env.checks.ActionTypeError` (a `TypeError` and a `ValueError`) naming
-it, in `raw_env` and `env()` alike. An illegal action id given to `env()` ends the game with -1 for
+it, and an integer outside 0..25 raises a `ValueError`, in `raw_env` and `env()` alike (checks, not
+`assert`s: the same under `python -O`). An illegal action id given to `env()` ends the game with -1 for
 the agent that made it and 0 for the others (PettingZoo's classic convention,
 `TerminateIllegalWrapper`); `raw_env` raises a `ValueError` that names the action and the legal
 ones instead. When the game is over, every agent is stepped once more with `None` (PettingZoo's
@@ -66,11 +67,11 @@ dead steps) and leaves `agents`; a step after that raises a `ValueError` that sa
 
 ### Options
 
-As every view takes them: every field of [`Rules`][] (`num_players`,
+As every view takes them ([`EnvOptions`][skyjo_env.env_options.EnvOptions], declared once): every field of [`Rules`][skyjo_env.rules.Rules] (`num_players`,
 `column_rule`, `column_rule_at_final_reveal`, `end_score`, `next_starter`, `episode`) as a keyword,
 or `rules=Rules(...)`; `seed` (seeds the first `reset` that is given none); `max_steps` (truncate
 the game after this many actions of all agents together; default
-[`MAX_STEPS`][]); `render_mode` (`"human"` prints the text table, `"ansi"`
+[`MAX_STEPS`][skyjo_env.checks.MAX_STEPS]); `render_mode` (`"human"` prints the text table, `"ansi"`
 returns it, `"rgb_array"` returns an image; all show public information only); `obs_type`
 (`"table"`, the default, or `"padded"`: the same layout at every player count, see
 [`skyjo_env.observation`][]); and `reward`.
@@ -94,15 +95,15 @@ from pettingzoo.utils import wrappers
 
 from skyjo_env import render
 from skyjo_env.actions import NUM_ACTIONS
-from skyjo_env.checks import MAX_STEPS, action_id, checked_action, view_rules
+from skyjo_env.checks import action_id, check_seed, checked_action
 from skyjo_env.engine import SkyjoEngine
-from skyjo_env.observation import check_obs_type, observe_as
+from skyjo_env.env_options import EnvOptions, view_signature
+from skyjo_env.observation import observe_as
 from skyjo_env.phases import PHASE_NAMES
-from skyjo_env.rewards import Reward, check_reward
 from skyjo_env.rewards import rewards as reward_of
-from skyjo_env.rules import Rules
 from skyjo_env.spaces import action_space, mask_space, observation_space
 
+#: The options this view takes ([`EnvOptions`][skyjo_env.env_options.EnvOptions]), besides the rule options.
 ENV_OPTIONS = ("reward", "seed", "max_steps", "render_mode", "obs_type")
 
 
@@ -110,16 +111,20 @@ def env(**options: Any) -> AECEnv:
     """A [`raw_env`][] in PettingZoo's standard classic wrappers (an illegal move loses the game)."""
     aec = raw_env(**options)
     aec = wrappers.TerminateIllegalWrapper(aec, illegal_reward=-1)
-    aec = wrappers.AssertOutOfBoundsWrapper(aec)
     return wrappers.OrderEnforcingWrapper(ActionIdWrapper(aec))
 
 
 class ActionIdWrapper(wrappers.BaseWrapper):
-    """Passes on an action id as an int (or `None`), and raises `ActionTypeError` naming anything
-    else, before the wrappers inside it index masks with it."""
+    """Passes on an action id 0..25 as an int (or `None`) to the wrappers inside it, which index
+    masks with it: `ActionTypeError` naming what is no action id, `ValueError` naming an id out of
+    range (the place of PettingZoo's `AssertOutOfBoundsWrapper`, whose `assert` vanishes under `python -O`)."""
 
     def step(self, action: Any) -> None:
-        super().step(None if action is None else action_id(action))
+        if action is not None:
+            action = action_id(action)
+            if not 0 <= action < NUM_ACTIONS:
+                raise ValueError(f"action {action} is out of range; action ids are 0..{NUM_ACTIONS - 1}")
+        super().step(action)
 
 
 class raw_env(AECEnv):
@@ -131,30 +136,18 @@ class raw_env(AECEnv):
         "is_parallelizable": False,
         "render_fps": 2,
     }
+    __signature__ = view_signature(ENV_OPTIONS)  #: what help() shows: the options of EnvOptions
 
-    def __init__(
-        self,
-        *,
-        reward: Reward = "result",
-        seed: int | None = None,
-        max_steps: int | None = MAX_STEPS,
-        render_mode: str | None = None,
-        obs_type: str = "table",
-        rules: Rules | None = None,
-        **rule_options: Any,
-    ) -> None:
+    def __init__(self, **options: Any) -> None:
         super().__init__()
-        rules = view_rules(rule_options, ENV_OPTIONS, rules, render_mode=render_mode,
-                           render_modes=self.metadata["render_modes"], seed=seed, max_steps=max_steps)  # fmt: skip
-        self._seed = seed  # for the first reset that gets none
-        check_reward(reward)
-        check_obs_type(obs_type)
-        self.obs_type = obs_type
+        self.options = o = EnvOptions.of(ENV_OPTIONS, self.metadata["render_modes"], options)
+        self._seed = o.seed  # for the first reset that gets none
+        self.obs_type = obs_type = o.table_obs_type
+        self.rules = rules = o.rules
         self.engine = SkyjoEngine(rules, 1, auto_reset=False)
-        self.reward = reward
-        self.rules = rules
-        self.render_mode = render_mode
-        self.max_steps = max_steps
+        self.reward = o.reward
+        self.render_mode = o.render_mode
+        self.max_steps = o.max_steps
         self.possible_agents = [f"player_{i}" for i in range(rules.num_players)]
         self.agents: list[str] = []
         self.action_spaces = {a: action_space() for a in self.possible_agents}
@@ -175,6 +168,7 @@ class raw_env(AECEnv):
         return self.action_spaces[agent]
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        check_seed(seed)  # (a bool, a float or a negative number seeds no deal)
         if seed is None:
             seed, self._seed = self._seed, None
         self.engine.reset(seed)

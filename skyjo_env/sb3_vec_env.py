@@ -34,6 +34,7 @@ in [`skyjo_env.gymnasium_vector_env`][].
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Sequence
 from typing import Any
 
@@ -42,12 +43,12 @@ import numpy as np
 from stable_baselines3.common.vec_env import VecEnv
 from stable_baselines3.common.vec_env.base_vec_env import VecEnvIndices, VecEnvStepReturn
 
-from skyjo_env.checks import MAX_STEPS, check_seed, view_rules
+from skyjo_env.checks import check_seed
 from skyjo_env.engine import SkyjoEngine
+from skyjo_env.env_options import EnvOptions, view_signature
 from skyjo_env.learner_games import VECTOR_ENV_OPTIONS as ENV_OPTIONS
 from skyjo_env.mixed_games import MixedLearnerGames, vector_games
 from skyjo_env.opponents import OpponentPolicy
-from skyjo_env.rewards import Reward
 from skyjo_env.rules import Rules
 from skyjo_env.spaces import action_space, observation_space
 
@@ -55,7 +56,7 @@ from skyjo_env.spaces import action_space, observation_space
 class SkyjoSB3VecEnv(VecEnv):
     """`num_envs` Skyjo games for one learner against weighted opponent policies; see the module docstring.
 
-    The options are every view's (rule options as keywords or `rules=Rules(...)`, `seed`,
+    The options are every view's ([`EnvOptions`][skyjo_env.env_options.EnvOptions]: rule options as keywords or `rules=Rules(...)`, `seed`,
     `max_steps`, `render_mode`: `None` or `"rgb_array"`, for [`get_images()`][get_images], each game
     from its learner's view) and the vector views' (those of
     [`LearnerGames`][skyjo_env.learner_games.LearnerGames]: `opponents`, `weights`, `seat`, `reward`,
@@ -67,36 +68,25 @@ class SkyjoSB3VecEnv(VecEnv):
     `"padded"` or left out) and `seat` is not an option.
     """
 
-    def __init__(
-        self,
-        num_envs: int,
-        rules: Rules | None = None,
-        *,
-        opponents: Any = None,
-        weights: Sequence[float] | None = None,
-        seat: int | None = None,
-        reward: Reward = "result",
-        reward_scale: float = 1.0,
-        seed: int | None = None,
-        max_steps: int | None = MAX_STEPS,
-        render_mode: str | None = None,
-        obs_type: str | None = None,
-        player_counts: Sequence[int] | None = None,
-        **rule_options: Any,
-    ) -> None:
-        rules = view_rules(rule_options, ENV_OPTIONS, rules, render_mode=render_mode,
-                           render_modes=["rgb_array"], seed=seed, max_steps=max_steps)  # fmt: skip
-        options = {"opponents": opponents, "weights": weights, "reward": reward, "reward_scale": reward_scale,
-                   "max_steps": max_steps, "seed": seed}  # fmt: skip
-        self.games = vector_games(num_envs, rules, player_counts=player_counts, seat=seat, obs_type=obs_type, **options)
+    #: What help() shows: the number of games and the rules, then the options of EnvOptions.
+    __signature__ = view_signature(
+        ENV_OPTIONS,
+        inspect.Parameter("num_envs", inspect.Parameter.POSITIONAL_OR_KEYWORD),
+        inspect.Parameter("rules", inspect.Parameter.POSITIONAL_OR_KEYWORD, default=None),
+    )
+
+    def __init__(self, num_envs: int, rules: Rules | None = None, **options: Any) -> None:
+        given = options if rules is None else {**options, "rules": rules}
+        self.options = o = EnvOptions.of(ENV_OPTIONS, ["rgb_array"], given)
+        self.games = vector_games(num_envs, o)
         self.obs_type = obs_type = self.games.obs_type
-        self.render_mode = render_mode
+        self.render_mode = o.render_mode
         N = self.games.num_games
         self._all = np.arange(N)
         self._all.setflags(write=False)
         self._infos: list[dict[str, Any]] = [{} for _ in range(N)]  # empty dicts, reused (see _empty_infos)
         self._actions: np.ndarray | None = None
-        super().__init__(N, observation_space(rules, obs_type=obs_type), action_space())
+        super().__init__(N, observation_space(o.rules, obs_type=obs_type), action_space())
 
     @property
     def engine(self) -> SkyjoEngine:

@@ -193,3 +193,37 @@ def test_pickles_with_its_options():
     aec = pickle.loads(pickle.dumps(env(num_players=3, reward="score")))
     assert aec.unwrapped.rules.num_players == 3 and aec.unwrapped.reward == "score"
     assert sum(play(aec, 2).values()) == pytest.approx(0.0, abs=1e-4)
+
+
+@pytest.mark.parametrize("make", [env, raw_env])
+@pytest.mark.parametrize("action", [999, 26, -1])
+def test_an_action_id_out_of_range_is_a_value_error(make, action: int):
+    aec = make()
+    aec.reset(seed=0)
+    with pytest.raises(ValueError, match=rf"action {action}\b.*out of range"):
+        aec.step(action)
+    assert aec.agent_selection == "player_0" and aec.unwrapped.engine.steps[0] == 0  # nothing moved
+
+
+def test_bad_actions_are_refused_without_asserts():
+    """Under `python -O` (asserts removed) a bad action still raises its own error."""
+    code = (
+        "import skyjo_env\n"
+        "for action in (999, -1, 1.5):\n"
+        "    aec = skyjo_env.env(); aec.reset(seed=0)\n"
+        "    try:\n"
+        "        aec.step(action)\n"
+        "    except ValueError as error:\n"
+        "        print(type(error).__name__)\n"
+    )
+    out = subprocess.run([sys.executable, "-O", "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["ValueError", "ValueError", "ActionTypeError"]
+
+
+@pytest.mark.parametrize("seed", [True, 1.5, -1, "3"])
+def test_a_seed_that_seeds_no_deal_is_refused_by_every_view(seed):
+    from skyjo_env import SkyjoEnv, SkyjoVectorEnv
+
+    for view in (env(), raw_env(), SkyjoEnv(), SkyjoVectorEnv(2)):
+        with pytest.raises(ValueError, match=rf"seed={seed!r} is not allowed; use None or"):
+            view.reset(seed=seed)
