@@ -8,6 +8,7 @@ import importlib.util
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from skyjo_env.limits import parse_int
 from skyjo_env.rules import EPISODES, NEXT_STARTERS, Rules
 
 
@@ -53,13 +54,13 @@ def agent_spec(text: str) -> str:
 
 
 def int_range(low: int, high: int | None) -> Callable[[str], int]:
-    """argparse type: an integer in `low..high` (no upper bound if `high` is None)."""
+    """argparse type: an integer of ASCII digits in `low..high` (no upper bound if `high` is None)."""
 
     def parse(text: str) -> int:
         try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+            value = parse_int(text)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
         if value < low or (high is not None and value > high):
             allowed = f"{low} to {high}" if high is not None else f"at least {low}"
             raise argparse.ArgumentTypeError(f"{value} is out of range; use {allowed}")

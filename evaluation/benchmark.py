@@ -75,6 +75,7 @@ from skyjo_env.evaluation.progress import Progress, duration
 from skyjo_env.evaluation.report import figure_cells, markdown_rows, rules_text, text_rows
 from skyjo_env.evaluation.stats import Z95
 from skyjo_env.evaluation.tournament import AgentResult, TournamentResult, run_tournament
+from skyjo_env.limits import MAX_GAMES, MAX_WORKERS, check_limit
 from skyjo_env.observation import observe
 from skyjo_env.opponents import policy_name
 from skyjo_env.rules import Rules
@@ -100,6 +101,7 @@ MATCH_FIELDS = (
 def _check_games(games: int, players: Sequence[int], what: str) -> None:
     if isinstance(games, bool) or not isinstance(games, int) or games < 1 or any(games % p for p in players):
         raise ValueError(f"{what} games={games!r}: use a positive multiple of every table size {tuple(players)}")
+    check_limit(f"{what} games", games, MAX_GAMES)
 
 
 @dataclass(frozen=True)
@@ -597,6 +599,7 @@ class Benchmark:
     ) -> None:
         if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
             raise ValueError(f"workers={workers!r}: give a whole number of processes, 1 or more")
+        check_limit("workers", workers, MAX_WORKERS, "processes")
         if workers > 1 and not isinstance(spec, str):
             raise ValueError(
                 f"workers={workers} needs the agent as a spec in text (a registered name, a file, module:attr); "

@@ -34,10 +34,11 @@ from typing import Any
 import numpy as np
 
 from skyjo_env.agents.base import Policy
-from skyjo_env.checks import MAX_STEPS, is_integer
+from skyjo_env.checks import MAX_STEPS, check_max_steps, is_integer
 from skyjo_env.engine import SkyjoEngine
 from skyjo_env.evaluation.progress import Progress
 from skyjo_env.evaluation.stats import mean_interval, wilson_interval
+from skyjo_env.limits import MAX_GAMES, check_limit
 from skyjo_env.opponents import play_policies, policy_name
 from skyjo_env.phases import OVER
 from skyjo_env.rules import Rules
@@ -162,7 +163,7 @@ def run_tournament(
     Args:
         agents: the policies; the same object may appear once only, repeated names get `#2`...
         players: seats per game, 2..8 (R2).
-        games: at least 1.
+        games: 1 to [`MAX_GAMES`][skyjo_env.limits.MAX_GAMES].
         rules: rule options; `num_players` is set to `players`.
         seed: seeds the deals and the line-ups.
         progress: report finished games on a new [`Progress`][] (on
@@ -176,6 +177,8 @@ def run_tournament(
         raise ValueError("the same agent object is listed twice; build one object per entry")
     if not is_integer(games) or games < 1:
         raise ValueError(f"games={games!r} is not allowed; use a positive integer")
+    check_limit("games", games, MAX_GAMES)
+    check_max_steps(max_steps)
     base = rules if rules is not None else Rules()
     rules = base.replace(num_players=players)
     rng = np.random.default_rng(seed)
