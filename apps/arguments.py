@@ -8,7 +8,7 @@ import importlib.util
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from skyjo_env.limits import parse_int
+from skyjo_env.limits import parse_float, parse_int
 from skyjo_env.rules import EPISODES, NEXT_STARTERS, Rules
 
 
@@ -67,6 +67,24 @@ def int_range(low: int, high: int | None) -> Callable[[str], int]:
         return value
 
     return parse
+
+
+def seconds(text: str) -> float:
+    """argparse type: a positive finite number of seconds (ASCII digits)."""
+    try:
+        value = parse_float(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"{text} is out of range; use a positive number of seconds")
+    return value
+
+
+def add_move_timeout(parser: argparse.ArgumentParser) -> None:
+    """`--move-timeout SECONDS`: every agent's time budget (see [`call_policy()`][skyjo_env.opponents.call_policy])."""
+    parser.add_argument("--move-timeout", type=seconds, default=None, metavar="SECONDS",
+                        help="stop (exit 2, nothing written) when an agent's call takes more than SECONDS per move it "
+                        "decides (checked when the call returns; default: no limit)")  # fmt: skip
 
 
 def add_rule_arguments(parser: argparse.ArgumentParser, *, defaults: bool = True) -> None:
