@@ -174,7 +174,7 @@ def advance(game_id: str, record: dict[str, Any], body: Any) -> dict[str, Any]:
         raise GameError(409, f"it is your turn (seat {seat}): send a move", legal=_legal(engine))
     games = np.zeros(1, dtype=np.intp)
     try:
-        action = int(act(policy(name, engine.rules), engine, games, engine.legal_mask(games))[0])
+        action = int(act(policy(name, engine.rules), engine, games, engine.legal_mask(games), role="agent")[0])
     except AgentError as exc:  # the agent raised: the game stays as it was
         raise GameError(500, str(exc)) from None
     return _step(record, engine, action)
