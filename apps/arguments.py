@@ -53,14 +53,17 @@ def agent_spec(text: str) -> str:
     return text
 
 
-def int_range(low: int, high: int | None) -> Callable[[str], int]:
-    """argparse type: an integer of ASCII digits in `low..high` (no upper bound if `high` is None)."""
+def int_range(low: int, high: int | None, *, limit: int | None = None) -> Callable[[str], int]:
+    """argparse type: an integer of ASCII digits in `low..high` (no upper bound if `high` is None), and
+    at most `limit` ([`skyjo_env.limits`][]: a size, whose error names the limit)."""
 
     def parse(text: str) -> int:
         try:
             value = parse_int(text)
         except ValueError as exc:
             raise argparse.ArgumentTypeError(str(exc)) from None
+        if limit is not None and value > limit:
+            raise argparse.ArgumentTypeError(f"{value:,} is above the limit of {limit:,} (skyjo_env.limits)")
         if value < low or (high is not None and value > high):
             allowed = f"{low} to {high}" if high is not None else f"at least {low}"
             raise argparse.ArgumentTypeError(f"{value} is out of range; use {allowed}")

@@ -66,7 +66,7 @@ def add_tournament_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--players", type=player_counts, default=2, metavar="P|P-Q|P,Q,...",
                         help="seats per game, 2 to 8 (R2); or several table sizes, a range 2-8 or a list 3,5,8: "
                         "a tournament at each, written to the subfolder <P>p of --out")  # fmt: skip
-    parser.add_argument("--games", type=int_range(1, MAX_GAMES), default=10_000,
+    parser.add_argument("--games", type=int_range(1, None, limit=MAX_GAMES), default=10_000,
                         help="games to play (at each table size), rounded up to a multiple of the number of agents")  # fmt: skip
     parser.add_argument("--seed", type=int_range(0, None), default=0,
                         help="seeds the deals, the line-ups and random agents")  # fmt: skip
@@ -284,7 +284,7 @@ def add_benchmark_parser(subparsers: argparse._SubParsersAction) -> None:
                         help=f"quick: {QUICK.games:,} games per match; full: {FULL.games:,} (default quick)")  # fmt: skip
     parser.add_argument("--players", nargs="+", type=int_range(2, 8), default=None, metavar="P",
                         help="table sizes to play, of the suite's 2 3 4 6 (default all)")  # fmt: skip
-    parser.add_argument("--workers", type=int_range(1, MAX_WORKERS), default=1, metavar="W",
+    parser.add_argument("--workers", type=int_range(1, None, limit=MAX_WORKERS), default=1, metavar="W",
                         help="processes playing the matches, one match each at a time (one per core; the card "
                         "is the same at any number; default 1)")  # fmt: skip
     parser.add_argument("--out", default=None, metavar="DIR", help="output folder (default runs/benchmark-<name>)")
