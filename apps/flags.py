@@ -157,8 +157,7 @@ def _without_none(hint: Any) -> tuple[bool, Any]:
 
 def _number(kind: Callable[[str], Any]) -> Callable[[str], Any]:
     """argparse type for `int` or `float` (ASCII digits only) with a message that names the value."""
-
-    read = {int: parse_int, float: parse_float}[kind]
+    read: Callable[[str], Any] = parse_int if kind is int else parse_float
 
     def parse(text: str) -> Any:
         try:
