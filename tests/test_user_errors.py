@@ -1196,3 +1196,11 @@ def test_a_web_agent_that_raises_is_a_json_500_naming_it(tmp_path: Path):
         assert again["step"] == view["step"]  # the game is as it was
     finally:
         registry.unregister("raiser-test")
+
+
+@pytest.mark.parametrize("text", ["flip ５", "replace ²", "flip ٣"])
+def test_a_move_typed_with_other_digits_than_ascii_is_refused(text: str):
+    from skyjo_env.actions import parse_action
+
+    with pytest.raises(ValueError, match=r"cannot parse action .*; write 'draw', 'take', 'replace K' or 'flip K'"):
+        parse_action(text)
