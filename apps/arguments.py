@@ -53,6 +53,14 @@ def agent_spec(text: str) -> str:
     return text
 
 
+def integer(text: str) -> int:
+    """argparse type: an integer of ASCII digits, which the API then checks (its message names the value)."""
+    try:
+        return parse_int(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def int_range(low: int, high: int | None, *, limit: int | None = None) -> Callable[[str], int]:
     """argparse type: an integer of ASCII digits in `low..high` (no upper bound if `high` is None), and
     at most `limit` ([`skyjo_env.limits`][]: a size, whose error names the limit)."""

@@ -31,6 +31,7 @@ from skyjo_env.apps.arguments import (
     agent_spec,
     build_agents,
     int_range,
+    integer,
     player_counts,
     require,
     rules_from_args,
@@ -38,7 +39,7 @@ from skyjo_env.apps.arguments import (
 from skyjo_env.apps.backends import BACKENDS, train_config_from_args
 from skyjo_env.apps.flags import add_flags
 from skyjo_env.evaluation.benchmark import FULL, QUICK, SUITES, Benchmark, print_card, save_card
-from skyjo_env.limits import MAX_GAMES, MAX_WORKERS
+from skyjo_env.limits import MAX_GAMES
 from skyjo_env.train.config import CHECKPOINT, TrainConfig
 
 if TYPE_CHECKING:
@@ -282,9 +283,9 @@ def add_benchmark_parser(subparsers: argparse._SubParsersAction) -> None:
                         "folder, module:attr, path/file.py:attr or alias=SPEC")  # fmt: skip
     parser.add_argument("--suite", default="quick", metavar="|".join(SUITES),
                         help=f"quick: {QUICK.games:,} games per match; full: {FULL.games:,} (default quick)")  # fmt: skip
-    parser.add_argument("--players", nargs="+", type=int_range(2, 8), default=None, metavar="P",
+    parser.add_argument("--players", nargs="+", type=integer, default=None, metavar="P",
                         help="table sizes to play, of the suite's 2 3 4 6 (default all)")  # fmt: skip
-    parser.add_argument("--workers", type=int_range(1, None, limit=MAX_WORKERS), default=1, metavar="W",
+    parser.add_argument("--workers", type=integer, default=1, metavar="W",
                         help="processes playing the matches, one match each at a time (one per core; the card "
                         "is the same at any number; default 1)")  # fmt: skip
     parser.add_argument("--out", default=None, metavar="DIR", help="output folder (default runs/benchmark-<name>)")

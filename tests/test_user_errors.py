@@ -974,8 +974,8 @@ def test_a_flag_is_taken_whole_never_by_a_prefix(capsys: pytest.CaptureFixture[s
         (["train", "--eval-games", str(10**12)], "eval_games=1,000,000,000,000 is above the limit of 1,000,000"),
         (["train", "--backend", "rllib", "--env-runners", "100000"], "env_runners=100,000 is above the limit of 256"),
         (["train", "--opponents", "search:samples=100000000=1"], "samples=100,000,000 is above the limit of 4,096"),
-        (["benchmark", "random", "--workers", "100000"], "argument --workers: 100,000 is above the limit of 256"),
-        (["benchmark", "random", "--players", "99"], "argument --players: 99 is out of range; use 2 to 8"),
+        (["benchmark", "random", "--workers", "100000"], "skyjo benchmark: workers=100,000 is above the limit of 256 processes"),
+        (["benchmark", "random", "--players", "99"], "skyjo benchmark: suite 'quick' has no table size 99"),
     ],
 )  # fmt: skip
 def test_an_absurd_size_is_refused_before_any_work(capsys, tmp_path: Path, argv: list[str], message: str):
