@@ -43,11 +43,13 @@ from typing import Any
 import numpy as np
 
 from skyjo_env import random_streams
+from skyjo_env.actions import NUM_ACTIONS
 from skyjo_env.agents.base import pricing
 from skyjo_env.agents.specs import make
 from skyjo_env.agents.view import CHOOSE, SETUP, VALUES, ObservationView, decode
 from skyjo_env.cards import COUNTS, DECK_SIZE, MIN_VALUE, NUM_VALUES, SLOT_FLAGS, SLOTS
 from skyjo_env.engine import SkyjoEngine
+from skyjo_env.limits import MAX_GAME_STEPS, MAX_SEARCH_SAMPLES, check_limit
 from skyjo_env.opponents import act
 from skyjo_env.rewards import result_shares, rewards
 from skyjo_env.rules import Rules
@@ -127,6 +129,10 @@ class SearchPolicy:
             raise ValueError(f"screen={screen!r} is not allowed; use an integer of at least 2 or None (no screening)")
         if horizon is not None and (not isinstance(horizon, int) or horizon < 1):
             raise ValueError(f"horizon={horizon!r} is not allowed; use a positive integer or None (the round's end)")
+        check_limit("samples", samples, MAX_SEARCH_SAMPLES)
+        check_limit("top", top, NUM_ACTIONS, "actions")
+        check_limit("screen", screen, MAX_SEARCH_SAMPLES)
+        check_limit("horizon", horizon, MAX_GAME_STEPS, "steps")
         if value not in VALUES_BY:
             raise ValueError(f"value={value!r} is not allowed; use one of {VALUES_BY}")
         self.base = make(default_base(self.rules) if base is None else base, rules=self.rules, seed=seed)

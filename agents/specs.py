@@ -36,6 +36,7 @@ import numpy as np
 from skyjo_env.agents import registry
 from skyjo_env.agents.mlp_policy import MLPPolicy
 from skyjo_env.checks import is_integer
+from skyjo_env.limits import parse_float, parse_int
 from skyjo_env.opponents import build, check_table, is_factory, policy_name, required_parameters
 from skyjo_env.rules import Rules
 
@@ -188,12 +189,12 @@ def _split_options(spec: str) -> tuple[str, dict[str, Any]]:
 
 
 def _option_value(text: str) -> Any:
-    """An option's value: an integer, a number, `None` for `none`, `True` / `False` for `true` /
+    """An option's value: an integer, a number (ASCII digits), `None` for `none`, `True` / `False` for `true` /
     `false`, or the text itself."""
     words = {"none": None, "true": True, "false": False}
     if text.lower() in words:
         return words[text.lower()]
-    for kind in (int, float):
+    for kind in (parse_int, parse_float):
         try:
             return kind(text)
         except ValueError:

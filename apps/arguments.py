@@ -8,6 +8,7 @@ import importlib.util
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from skyjo_env.limits import parse_float, parse_int
 from skyjo_env.rules import EPISODES, NEXT_STARTERS, Rules
 
 
@@ -52,20 +53,49 @@ def agent_spec(text: str) -> str:
     return text
 
 
-def int_range(low: int, high: int | None) -> Callable[[str], int]:
-    """argparse type: an integer in `low..high` (no upper bound if `high` is None)."""
+def integer(text: str) -> int:
+    """argparse type: an integer of ASCII digits, which the API then checks (its message names the value)."""
+    try:
+        return parse_int(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def int_range(low: int, high: int | None, *, limit: int | None = None) -> Callable[[str], int]:
+    """argparse type: an integer of ASCII digits in `low..high` (no upper bound if `high` is None), and
+    at most `limit` ([`skyjo_env.limits`][]: a size, whose error names the limit)."""
 
     def parse(text: str) -> int:
         try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+            value = parse_int(text)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+        if limit is not None and value > limit:
+            raise argparse.ArgumentTypeError(f"{value:,} is above the limit of {limit:,} (skyjo_env.limits)")
         if value < low or (high is not None and value > high):
             allowed = f"{low} to {high}" if high is not None else f"at least {low}"
             raise argparse.ArgumentTypeError(f"{value} is out of range; use {allowed}")
         return value
 
     return parse
+
+
+def seconds(text: str) -> float:
+    """argparse type: a positive finite number of seconds (ASCII digits)."""
+    try:
+        value = parse_float(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"{text} is out of range; use a positive number of seconds")
+    return value
+
+
+def add_move_timeout(parser: argparse.ArgumentParser) -> None:
+    """`--move-timeout SECONDS`: every agent's time budget (see [`call_policy()`][skyjo_env.opponents.call_policy])."""
+    parser.add_argument("--move-timeout", type=seconds, default=None, metavar="SECONDS",
+                        help="stop (exit 2, nothing written) when an agent's call takes more than SECONDS per move it "
+                        "decides (checked when the call returns; default: no limit)")  # fmt: skip
 
 
 def add_rule_arguments(parser: argparse.ArgumentParser, *, defaults: bool = True) -> None:

@@ -26,10 +26,12 @@ from typing import TYPE_CHECKING, Any, NoReturn
 from threadpoolctl import threadpool_limits
 
 from skyjo_env.apps.arguments import (
+    add_move_timeout,
     add_rule_arguments,
     agent_spec,
     build_agents,
     int_range,
+    integer,
     player_counts,
     require,
     rules_from_args,
@@ -37,6 +39,7 @@ from skyjo_env.apps.arguments import (
 from skyjo_env.apps.backends import BACKENDS, train_config_from_args
 from skyjo_env.apps.flags import add_flags
 from skyjo_env.evaluation.benchmark import FULL, QUICK, SUITES, Benchmark, print_card, save_card
+from skyjo_env.limits import MAX_GAMES
 from skyjo_env.train.config import CHECKPOINT, TrainConfig
 
 if TYPE_CHECKING:
@@ -64,20 +67,22 @@ def add_tournament_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--players", type=player_counts, default=2, metavar="P|P-Q|P,Q,...",
                         help="seats per game, 2 to 8 (R2); or several table sizes, a range 2-8 or a list 3,5,8: "
                         "a tournament at each, written to the subfolder <P>p of --out")  # fmt: skip
-    parser.add_argument("--games", type=int_range(1, None), default=10_000,
+    parser.add_argument("--games", type=int_range(1, None, limit=MAX_GAMES), default=10_000,
                         help="games to play (at each table size), rounded up to a multiple of the number of agents")  # fmt: skip
     parser.add_argument("--seed", type=int_range(0, None), default=0,
                         help="seeds the deals, the line-ups and random agents")  # fmt: skip
     parser.add_argument("--out", default=None, metavar="DIR", help="output folder (default runs/tournament-<P>p)")
     parser.add_argument("--overwrite", action="store_true", help="replace the files of an earlier tournament in --out")
     parser.add_argument("--no-progress", action="store_true", help="no progress reports")
+    add_move_timeout(parser)
     add_rule_arguments(parser)
     parser.set_defaults(func=tournament)
 
 
 def tournament(args: argparse.Namespace) -> int:
     """Run the `tournament` subcommand: every input (output folders, agents at each table size)
-    is checked before the first game."""
+    is checked before the first game. An agent that fails (it raises, runs over `--move-timeout`,
+    finishes no game) ends it in one line naming the agent, before any file is written."""
     from skyjo_env.evaluation.report import FILES, check_output_folder, claimed_folder
     from skyjo_env.observation import count_range
 
@@ -105,17 +110,21 @@ def tournament(args: argparse.Namespace) -> int:
 def play_tournaments(
     args: argparse.Namespace, tables: dict[int, Rules], pools: dict[int, list[Any]], folders: dict[int, Path]
 ) -> None:
-    """Play and save the tournament of each table size."""
+    """Play the tournament of each table size, then save them all: a failure at any size writes nothing."""
     from skyjo_env.evaluation.report import print_table, save
-    from skyjo_env.evaluation.tournament import run_tournament
+    from skyjo_env.evaluation.tournament import TournamentResult, run_tournament
 
+    results: dict[int, TournamentResult] = {}
     for players, rules in tables.items():
         pool = pools[players]
-        result = run_tournament(pool, players, args.games, rules=rules, seed=args.seed, progress=not args.no_progress)
+        result = run_tournament(pool, players, args.games, rules=rules, seed=args.seed,
+                                progress=not args.no_progress, move_timeout=args.move_timeout)  # fmt: skip
         print_table(result)
         played = result.games + result.unfinished
         if played != args.games:
             print(f"(games rounded up from {args.games:,} to {played:,}: whole rotations of {len(pool)} agents)")
+        results[players] = result
+    for players, result in results.items():
         paths = save(result, folders[players])
         print("wrote " + ", ".join(str(p) for p in paths.values()))
         if "plot" not in paths:
@@ -274,13 +283,14 @@ def add_benchmark_parser(subparsers: argparse._SubParsersAction) -> None:
                         "folder, module:attr, path/file.py:attr or alias=SPEC")  # fmt: skip
     parser.add_argument("--suite", default="quick", metavar="|".join(SUITES),
                         help=f"quick: {QUICK.games:,} games per match; full: {FULL.games:,} (default quick)")  # fmt: skip
-    parser.add_argument("--players", nargs="+", type=int, default=None, metavar="P",
+    parser.add_argument("--players", nargs="+", type=integer, default=None, metavar="P",
                         help="table sizes to play, of the suite's 2 3 4 6 (default all)")  # fmt: skip
-    parser.add_argument("--workers", type=int, default=1, metavar="W",
+    parser.add_argument("--workers", type=integer, default=1, metavar="W",
                         help="processes playing the matches, one match each at a time (one per core; the card "
                         "is the same at any number; default 1)")  # fmt: skip
     parser.add_argument("--out", default=None, metavar="DIR", help="output folder (default runs/benchmark-<name>)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_move_timeout(parser)
     parser.set_defaults(func=benchmark)
 
 
@@ -288,7 +298,7 @@ def benchmark(args: argparse.Namespace) -> int:
     """Run the `benchmark` subcommand (bad input raises `ValueError`: `skyjo` prints its one line, status 2)."""
     from skyjo_env.evaluation.report import claimed_folder
 
-    plan = Benchmark(args.spec, args.suite, args.players, args.workers)
+    plan = Benchmark(args.spec, args.suite, args.players, args.workers, args.move_timeout)
     out = args.out or f"runs/benchmark-{re.sub(r'[^A-Za-z0-9._+-]+', '_', plan.name)}"
     with claimed_folder(out):
         card = plan.run(progress=not args.no_progress)

@@ -23,6 +23,8 @@ from typing import Any
 
 from typing_extensions import Doc
 
+from skyjo_env.limits import parse_float, parse_int
+
 #: What a command line writes for a field's `None`.
 NONE = "none"
 _METAVARS: dict[Any, str] = {int: "N", float: "X"}
@@ -154,13 +156,14 @@ def _without_none(hint: Any) -> tuple[bool, Any]:
 
 
 def _number(kind: Callable[[str], Any]) -> Callable[[str], Any]:
-    """argparse type for `int` or `float` with a message that names the value."""
+    """argparse type for `int` or `float` (ASCII digits only) with a message that names the value."""
+    read: Callable[[str], Any] = parse_int if kind is int else parse_float
 
     def parse(text: str) -> Any:
         try:
-            return kind(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not {'an integer' if kind is int else 'a number'}") from None
+            return read(text)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
 
     parse.__name__ = kind.__name__
     return parse

@@ -43,7 +43,7 @@ from skyjo_env import agents
 from skyjo_env.actions import action_name
 from skyjo_env.agents.base import Policy
 from skyjo_env.engine import SkyjoEngine
-from skyjo_env.opponents import act
+from skyjo_env.opponents import AgentError, act
 from skyjo_env.phases import OVER
 from skyjo_env.render import public_table, round_end
 from skyjo_env.rules import EPISODES, NEXT_STARTERS, Rules
@@ -173,7 +173,11 @@ def advance(game_id: str, record: dict[str, Any], body: Any) -> dict[str, Any]:
     if name is None:
         raise GameError(409, f"it is your turn (seat {seat}): send a move", legal=_legal(engine))
     games = np.zeros(1, dtype=np.intp)
-    return _step(record, engine, int(act(policy(name, engine.rules), engine, games)[0]))
+    try:
+        action = int(act(policy(name, engine.rules), engine, games, role="agent")[0])
+    except AgentError as exc:  # the agent raised: the game stays as it was
+        raise GameError(500, str(exc)) from None
+    return _step(record, engine, action)
 
 
 def view(game_id: str, record: dict[str, Any]) -> dict[str, Any]:

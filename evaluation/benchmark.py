@@ -60,7 +60,7 @@ import math
 import multiprocessing
 import time
 from collections.abc import Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor, wait
+from concurrent.futures import FIRST_EXCEPTION, ProcessPoolExecutor, wait
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -75,8 +75,9 @@ from skyjo_env.evaluation.progress import Progress, duration
 from skyjo_env.evaluation.report import figure_cells, markdown_rows, rules_text, text_rows
 from skyjo_env.evaluation.stats import Z95
 from skyjo_env.evaluation.tournament import AgentResult, TournamentResult, run_tournament
+from skyjo_env.limits import MAX_GAMES, MAX_WORKERS, check_limit
 from skyjo_env.observation import observe
-from skyjo_env.opponents import policy_name
+from skyjo_env.opponents import call_policy, check_move_timeout, policy_name
 from skyjo_env.rules import Rules
 from skyjo_env.sampling import sample_mask
 
@@ -100,6 +101,7 @@ MATCH_FIELDS = (
 def _check_games(games: int, players: Sequence[int], what: str) -> None:
     if isinstance(games, bool) or not isinstance(games, int) or games < 1 or any(games % p for p in players):
         raise ValueError(f"{what} games={games!r}: use a positive multiple of every table size {tuple(players)}")
+    check_limit(f"{what} games", games, MAX_GAMES)
 
 
 @dataclass(frozen=True)
@@ -284,7 +286,10 @@ def _fingerprint(policy: Any, rules: Rules) -> str:
     for _ in range(steps):
         masks = engine.legal_mask()
         shown = masks.copy()  # the policy's own: what it writes cannot change the positions played
-        digest.update(np.asarray(policy(observe(engine, engine.current), shown)).astype("<i8").tobytes())
+        actions = call_policy(
+            policy, observe(engine, engine.current), shown, moves=games, names=[policy_name(policy)], role="agent"
+        )
+        digest.update(np.asarray(actions).astype("<i8").tobytes())
         engine.step(sample_mask(masks, rng))
     return digest.hexdigest()[:16]
 
@@ -486,14 +491,21 @@ def calibrate(scale: Scale, progress: bool = True) -> Calibration:
 
 
 def play_match(
-    match: Match, scale: Scale, progress: bool | Progress = False, candidate: Any = None
+    match: Match,
+    scale: Scale,
+    progress: bool | Progress = False,
+    candidate: Any = None,
+    move_timeout: float | None = None,
 ) -> TournamentResult:
-    """Play `match` under the scale's rules (`candidate`: the agent spec or policy [`CANDIDATE`][] stands for)."""
+    """Play `match` under the scale's rules (`candidate`: the agent spec or policy [`CANDIDATE`][] stands for;
+    `move_timeout`: every agent's time budget, see [`run_tournament()`][run_tournament])."""
     rules = scale.table(match.players)
     seeds = np.random.SeedSequence(match.seed).generate_state(match.players).tolist()
     pool = [agents.make(candidate if match.agent == CANDIDATE else match.agent, rules=rules, seed=seeds[0])]
     pool += [agents.make(match.opponent, rules=rules, seed=seed) for seed in seeds[1:]]
-    return run_tournament(pool, match.players, match.games, rules=rules, seed=match.seed, progress=progress)
+    return run_tournament(
+        pool, match.players, match.games, rules=rules, seed=match.seed, progress=progress, move_timeout=move_timeout
+    )
 
 
 # ---------------------------------------------------------------------------- a run
@@ -591,13 +603,25 @@ class Benchmark:
     at any number); more than one needs the agent as a spec in text, which each process builds.
     `ValueError` (one line) for an unknown suite, a table size the suite does not have, a spec
     that does not build, an agent that fits none of the table sizes, or a bad `workers`.
+    `move_timeout` is every agent's time budget in seconds a move (see [`run_tournament()`][run_tournament]);
+    a run whose agent fails (it raises, runs over the budget, or finishes no game of a match) ends
+    with an [`AgentError`][skyjo_env.opponents.AgentError] and no card (with several workers, the
+    matches not started are cancelled; those under way end first).
     """
 
     def __init__(
-        self, spec: Any, suite: Suite | str = "quick", players: Sequence[int] | None = None, workers: int = 1
+        self,
+        spec: Any,
+        suite: Suite | str = "quick",
+        players: Sequence[int] | None = None,
+        workers: int = 1,
+        move_timeout: float | None = None,
     ) -> None:
         if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
             raise ValueError(f"workers={workers!r}: give a whole number of processes, 1 or more")
+        check_limit("workers", workers, MAX_WORKERS, "processes")
+        check_move_timeout(move_timeout)
+        self.move_timeout = move_timeout
         if workers > 1 and not isinstance(spec, str):
             raise ValueError(
                 f"workers={workers} needs the agent as a spec in text (a registered name, a file, module:attr); "
@@ -695,14 +719,18 @@ class Benchmark:
     def _play(self, matches: list[Match], bar: Progress) -> list[TournamentResult]:
         """The matches' results, in order: here game by game, or whole matches in `workers` processes."""
         if self.workers == 1:
-            return [play_match(m, self.suite.scale, bar, candidate=self.spec) for m in matches]
+            return [play_match(m, self.suite.scale, bar, self.spec, self.move_timeout) for m in matches]
         games = multiprocessing.get_context().Value("q", 0)  # finished games, counted by every process
         with ProcessPoolExecutor(min(self.workers, len(matches)), initializer=_count_into, initargs=(games,)) as pool:
-            futures = [pool.submit(_play_counted, m, self.suite.scale, self.spec) for m in matches]
+            futures = [pool.submit(_play_counted, m, self.suite.scale, self.spec, self.move_timeout) for m in matches]
             pending = set(futures)
             while pending:
-                pending = wait(pending, timeout=1.0)[1]
+                done, pending = wait(pending, timeout=1.0, return_when=FIRST_EXCEPTION)
                 bar.set(games.value)
+                failed = [f for f in done if f.exception() is not None]
+                if failed:  # a failing agent fails every match: the others are not started
+                    pool.shutdown(wait=False, cancel_futures=True)
+                    failed[0].result()
             return [future.result() for future in futures]
 
 
@@ -728,9 +756,9 @@ def _count_into(count: Any) -> None:
     _GAMES = count
 
 
-def _play_counted(match: Match, scale: Scale, candidate: Any) -> TournamentResult:
+def _play_counted(match: Match, scale: Scale, candidate: Any, move_timeout: float | None) -> TournamentResult:
     """[`play_match()`][play_match] in a worker process, its finished games counted for the parent."""
-    return play_match(match, scale, _SharedGames(_GAMES), candidate)
+    return play_match(match, scale, _SharedGames(_GAMES), candidate, move_timeout)
 
 
 def run_benchmark(
@@ -739,11 +767,12 @@ def run_benchmark(
     players: Sequence[int] | None = None,
     progress: bool = True,
     workers: int = 1,
+    move_timeout: float | None = None,
 ) -> ReportCard:
     """Benchmark an agent (any agent spec, or a policy) on `suite` at the table sizes `players`
-    (default: all of the suite's), its matches played by `workers` processes; see [`Benchmark`][]
-    for the errors."""
-    return Benchmark(spec_or_policy, suite, players, workers).run(progress)
+    (default: all of the suite's), its matches played by `workers` processes, each agent's moves
+    within `move_timeout` seconds; see [`Benchmark`][] for the errors."""
+    return Benchmark(spec_or_policy, suite, players, workers, move_timeout).run(progress)
 
 
 # ---------------------------------------------------------------------------- the card

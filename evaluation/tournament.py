@@ -15,6 +15,12 @@ naming the agent.
 A game still running after `max_steps` actions (agents that never end a round) is abandoned,
 counted in `unfinished` and left out of every figure.
 
+An agent that fails ends the tournament with an [`AgentError`][skyjo_env.opponents.AgentError] naming it, and
+no result: one that raises, one that takes more than `move_timeout` seconds a move (checked when
+each of its calls returns), one that finished no game (all its games abandoned). The games are
+played together, so those finished before the failure are the shortest ones, a biased sample:
+they are not reported (`skyjo tournament` writes nothing).
+
 Figures are per seat taken (a game in which an agent holds two seats counts twice): win rate
 (R20: all tied lowest totals win) with a Wilson 95% interval, win shares (a win shared by k tied
 seats counts 1/k, so every game hands out one win in all), mean round score with a 95%
@@ -34,11 +40,12 @@ from typing import Any
 import numpy as np
 
 from skyjo_env.agents.base import Policy
-from skyjo_env.checks import MAX_STEPS, is_integer
+from skyjo_env.checks import MAX_STEPS, check_max_steps, is_integer
 from skyjo_env.engine import SkyjoEngine
 from skyjo_env.evaluation.progress import Progress
 from skyjo_env.evaluation.stats import mean_interval, wilson_interval
-from skyjo_env.opponents import play_policies, policy_name
+from skyjo_env.limits import MAX_GAMES, check_limit
+from skyjo_env.opponents import AgentError, check_move_timeout, play_policies, policy_name
 from skyjo_env.phases import OVER
 from skyjo_env.rules import Rules
 
@@ -156,18 +163,26 @@ def run_tournament(
     seed: int | None = 0,
     progress: bool | Progress = True,
     max_steps: int = MAX_STEPS,
+    move_timeout: float | None = None,
 ) -> TournamentResult:
     """Play `games` complete games (rounded up to whole line-up blocks) among `agents`.
 
     Args:
         agents: the policies; the same object may appear once only, repeated names get `#2`...
         players: seats per game, 2..8 (R2).
-        games: at least 1.
+        games: 1 to [`MAX_GAMES`][skyjo_env.limits.MAX_GAMES].
         rules: rule options; `num_players` is set to `players`.
         seed: seeds the deals and the line-ups.
         progress: report finished games on a new [`Progress`][] (on
             stderr), or on the one given (one bar over several tournaments; left open).
-        max_steps: abandon a game after this many actions (see `unfinished`).
+        max_steps: abandon a game after this many actions (see `unfinished`), 1 to
+            [`MAX_GAME_STEPS`][skyjo_env.limits.MAX_GAME_STEPS].
+        move_timeout: each agent's time budget, seconds per move (`None`: none); see
+            [`call_policy()`][skyjo_env.opponents.call_policy].
+
+    Raises:
+        ValueError: bad input, or an illegal action (naming the agent).
+        AgentError: an agent raised, ran over `move_timeout`, or finished no game.
     """
     agents = list(agents)
     if not agents:
@@ -176,14 +191,17 @@ def run_tournament(
         raise ValueError("the same agent object is listed twice; build one object per entry")
     if not is_integer(games) or games < 1:
         raise ValueError(f"games={games!r} is not allowed; use a positive integer")
+    check_limit("games", games, MAX_GAMES)
+    check_max_steps(max_steps)
+    check_move_timeout(move_timeout)
     base = rules if rules is not None else Rules()
     rules = base.replace(num_players=players)
     rng = np.random.default_rng(seed)
     seats = lineups(len(agents), players, int(games), rng)
     started = time.perf_counter()
-    play = _play(agents, seats, rules, int(rng.integers(1 << 63)), progress, max_steps)
+    play = _play(agents, seats, rules, int(rng.integers(1 << 63)), progress, max_steps, move_timeout)
     seconds = time.perf_counter() - started
-    return _summarise(labels(agents), seats, play, rules, seed, seconds)
+    return _summarise(labels(agents), seats, play, rules, seed, seconds, max_steps)
 
 
 @dataclass
@@ -197,7 +215,13 @@ class _Play:
 
 
 def _play(
-    agents: list[Policy], seats: np.ndarray, rules: Rules, seed: int, progress: bool | Progress, max_steps: int
+    agents: list[Policy],
+    seats: np.ndarray,
+    rules: Rules,
+    seed: int,
+    progress: bool | Progress,
+    max_steps: int,
+    move_timeout: float | None,
 ) -> _Play:
     G, P = seats.shape
     engine = SkyjoEngine(rules, G, seed=seed, auto_reset=False)
@@ -216,7 +240,7 @@ def _play(
         )
         while active.size:
             who = seats[active, engine.current[active].astype(np.int64)]
-            result = play_policies(engine, active, agents, who, role="agent")
+            result = play_policies(engine, active, agents, who, role="agent", move_timeout=move_timeout)
             ended = np.flatnonzero(result.round_over)
             if ended.size:
                 g = active[ended]
@@ -238,7 +262,7 @@ def _play(
 
 
 def _summarise(
-    names: list[str], seats: np.ndarray, play: _Play, rules: Rules, seed: int | None, seconds: float
+    names: list[str], seats: np.ndarray, play: _Play, rules: Rules, seed: int | None, seconds: float, max_steps: int
 ) -> TournamentResult:
     G, P = seats.shape
     done = play.finished
@@ -253,7 +277,11 @@ def _summarise(
         sat = seats_done == i  # (games, P)
         taken = int(sat.sum())
         if taken == 0:
-            raise RuntimeError(f"agent {name!r} finished no game (all its games were abandoned)")
+            raise AgentError(
+                name,
+                f"agent {name!r} finished no game: all its {int((seats == i).any(axis=1).sum()):,} games were "
+                f"abandoned after max_steps={max_steps:,} actions (a round no seat ends, R15)",
+            )
         wins = int((sat & winners).sum())
         scores = round_score[round_agent == i]
         mu, sigma = ratings[i]

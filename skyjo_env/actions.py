@@ -51,13 +51,13 @@ def action_name(action: int | np.integer) -> str:
 
 
 def parse_action(text: str) -> int:
-    """Inverse of [`action_name()`][action_name]: `"draw"`, `"take"`, `"replace 3"`, `"flip 11"`."""
+    """Inverse of [`action_name()`][action_name]: `"draw"`, `"take"`, `"replace 3"`, `"flip 11"` (ASCII digits)."""
     words = text.strip().lower().split()
     if words == ["draw"]:
         return DRAW
     if words == ["take"]:
         return TAKE
-    if len(words) == 2 and words[0] in ("replace", "flip") and words[1].isdigit():
+    if len(words) == 2 and words[0] in ("replace", "flip") and words[1].isascii() and words[1].isdigit():
         slot = int(words[1])
         return replace(slot) if words[0] == "replace" else flip(slot)
     raise ValueError(f"cannot parse action {text!r}; write 'draw', 'take', 'replace K' or 'flip K' (K in 0..11)")

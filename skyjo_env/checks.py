@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from skyjo_env.actions import NUM_ACTIONS, action_name
+from skyjo_env.limits import MAX_GAME_STEPS, check_limit
 from skyjo_env.rules import Rules
 
 RULE_OPTIONS = tuple(f.name for f in fields(Rules))
@@ -57,9 +58,10 @@ def rules_from(options: dict[str, Any], env_options: Iterable[str], rules: Rules
 
 
 def check_max_steps(max_steps: Any) -> None:
-    """`None` or a positive integer."""
+    """`None` or a positive integer up to [`MAX_GAME_STEPS`][skyjo_env.limits.MAX_GAME_STEPS]."""
     if max_steps is not None and (not is_integer(max_steps) or max_steps < 1):
         raise ValueError(f"max_steps={max_steps!r} is not allowed; use None or a positive integer")
+    check_limit("max_steps", max_steps, MAX_GAME_STEPS, "actions")
 
 
 def check_render_mode(render_mode: Any, modes: list[str]) -> None:

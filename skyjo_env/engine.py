@@ -46,6 +46,7 @@ from skyjo_env.cards import (
     check_deck,
 )
 from skyjo_env.checks import illegal_rows, is_integer
+from skyjo_env.limits import MAX_BATCH, check_limit
 from skyjo_env.phases import CHOOSE, DRAWN, OVER, PHASE_NAMES, SETUP, TAKEN
 from skyjo_env.rules import Rules
 from skyjo_env.sampling import unpack_bits
@@ -164,6 +165,7 @@ class SkyjoEngine:
             raise ValueError(f"rules must be a skyjo_env.Rules, not {type(self.rules).__name__}")
         if not is_integer(batch_size) or batch_size < 1:
             raise ValueError(f"batch_size={batch_size!r} is not allowed; use a positive integer")
+        check_limit("batch_size", batch_size, MAX_BATCH, "games")
         self.batch_size = B = int(batch_size)
         self.num_players = P = self.rules.num_players
         self.auto_reset = bool(auto_reset)

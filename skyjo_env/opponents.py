@@ -14,12 +14,19 @@ A policy that makes random choices draws them from an attribute `rng` (a
 `numpy.random.Generator`): an environment's `reset(seed=...)` then re-seeds it ([`reseed()`][reseed]),
 so the same seed gives the same game. A policy that declares the player counts it plays (attribute
 `player_counts`, or `players`) is refused at a table of another size ([`check_table()`][check_table]).
+
+A policy that fails while it plays raises [`AgentError`][] naming it: one that raises an exception
+(any `Exception` of its own, wrapped), or one that runs over a time budget. A Python call cannot be
+interrupted safely, so the budget is checked when each call returns ([`call_policy()`][call_policy]):
+`move_timeout` seconds per move the call decides (a batched call deciding `n` moves may take `n`
+times that), so that a policy too slow for its budget ends the play at its first slow call.
 """
 
 from __future__ import annotations
 
 import functools
 import inspect
+import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -33,6 +40,55 @@ from skyjo_env.rules import Rules
 from skyjo_env.sampling import unpack_bits
 
 OpponentPolicy = Callable[[np.ndarray, np.ndarray], np.ndarray]
+
+
+class AgentError(RuntimeError, ValueError):
+    """A policy failed while it played: it raised an exception, ran over its time budget, or (in a
+    tournament) finished no game. The message is one line that names the policy, which `agent`
+    holds; a `ValueError` as well, like every other bad input to a command."""
+
+    def __init__(self, agent: str, message: str) -> None:
+        super().__init__(message)
+        self.agent = agent
+
+    def __reduce__(self) -> tuple[type[AgentError], tuple[str, str]]:
+        """Pickled whole (it crosses from a worker process to the parent)."""
+        return type(self), (self.agent, str(self))
+
+
+def check_move_timeout(move_timeout: Any) -> None:
+    """`None` (no time budget) or a positive finite number of seconds."""
+    number = isinstance(move_timeout, (int, float, np.integer, np.floating)) and not isinstance(move_timeout, bool)
+    if move_timeout is not None and not (number and 0 < move_timeout < float("inf")):
+        raise ValueError(f"move_timeout={move_timeout!r} is not allowed; use None or a positive number of seconds")
+
+
+def call_policy(
+    policy: Callable[..., Any],
+    *inputs: Any,
+    moves: int,
+    names: Sequence[str],
+    role: str = "opponent policy",
+    move_timeout: float | None = None,
+) -> Any:
+    """`policy(*inputs)`, which decides `moves` moves, made safe to call on a user's
+    policy: an exception it raises becomes an [`AgentError`][] naming it (as `role` and `names`, the
+    policies it plays for), and so does a call that took more than `move_timeout` seconds a move."""
+    who = f"{role} {' / '.join(repr(n) for n in names)}"
+    started = time.perf_counter()
+    try:
+        actions = policy(*inputs)
+    except Exception as exc:  # any error of the user's policy
+        raise AgentError(names[0], f"{who} raised {type(exc).__name__}: {' '.join(str(exc).split())}") from exc
+    if move_timeout is not None:
+        seconds = time.perf_counter() - started
+        if seconds > move_timeout * max(moves, 1):
+            raise AgentError(
+                names[0],
+                f"{who} took {seconds:.3g} s to decide {moves} move(s), over its time budget of "
+                f"{move_timeout:g} s a move (move_timeout)",
+            )
+    return actions
 
 
 def policy_name(policy: Any) -> str:
@@ -128,6 +184,7 @@ def act(
     games: np.ndarray,
     legal: np.ndarray | None = None,
     role: str = "opponent policy",
+    move_timeout: float | None = None,
 ) -> np.ndarray:
     """The policy's checked actions for the seats to act in `games`.
 
@@ -135,15 +192,20 @@ def act(
     computed when not given). The policy is handed fresh observations and masks of its own (copies
     that nothing reads after it), and its actions are checked against `legal`, never against what
     it was handed: whatever it writes into its arguments, each returned action is an integer legal
-    in the engine's game, or a `ValueError` names the policy (as `role`, e.g. `"agent"` in a tournament).
+    in the engine's game, or a `ValueError` names the policy (as `role`, e.g. `"agent"` in a tournament);
+    a policy that raises, or takes more than `move_timeout` seconds a move, is an [`AgentError`][]
+    ([`call_policy()`][call_policy]).
     """
     bits = engine.legal_bits(games) if legal is None else legal
     if getattr(policy, "observes", True):
         observations = observe(engine, engine.current[games], games)
     else:
         observations = np.empty((len(games), 0), dtype=np.float32)
-    actions = policy(observations, unpack_bits(bits))
-    return _checked(actions, bits, engine, games, role, [policy_name(policy)])
+    names = [policy_name(policy)]
+    actions = call_policy(
+        policy, observations, unpack_bits(bits), moves=len(games), names=names, role=role, move_timeout=move_timeout
+    )
+    return _checked(actions, bits, engine, games, role, names)
 
 
 def play_policies(
@@ -152,6 +214,7 @@ def play_policies(
     policies: Sequence[OpponentPolicy],
     chosen: np.ndarray,
     role: str = "opponent policy",
+    move_timeout: float | None = None,
 ) -> StepResult:
     """One action in each of `games`, made by `policies[chosen[i]]` for game `games[i]`: every
     policy is called once, on all its games together, and the engine steps them all at once.
@@ -160,11 +223,12 @@ def play_policies(
     called together, through the static method `play_together(policies, observations, masks,
     which)` of their class, which returns what each would choose alone: what they share is then
     computed once. This is the one move loop's body of the environments, the tournaments and the
-    games people play; `ValueError` (naming the policy as `role`) for an illegal or malformed action.
+    games people play; `ValueError` (naming the policy as `role`) for an illegal or malformed action,
+    [`AgentError`][] for a policy that raises or runs over `move_timeout` seconds a move.
     """
     bits = engine.legal_bits(games)
     if len(policies) == 1:
-        return engine.step(act(policies[0], engine, games, bits, role), games, check=False)
+        return engine.step(act(policies[0], engine, games, bits, role, move_timeout), games, check=False)
     actions = np.empty(games.size, dtype=np.int64)
     batches: dict[Any, list[int]] = {}
     for k in np.unique(chosen).tolist():
@@ -172,20 +236,32 @@ def play_policies(
     for members in batches.values():
         rows = np.flatnonzero(np.isin(chosen, members))
         if len(members) == 1:
-            actions[rows] = act(policies[members[0]], engine, games[rows], bits[rows], role)
+            actions[rows] = act(policies[members[0]], engine, games[rows], bits[rows], role, move_timeout)
         else:
             which = np.searchsorted(members, chosen[rows])  # members are ascending
-            actions[rows] = _act_together([policies[k] for k in members], which, engine, games[rows], bits[rows], role)
+            together = [policies[k] for k in members]
+            actions[rows] = _act_together(together, which, engine, games[rows], bits[rows], role, move_timeout)
     return engine.step(actions, games, check=False)
 
 
 def _act_together(
-    policies: list[Any], which: np.ndarray, engine: SkyjoEngine, games: np.ndarray, legal: np.ndarray, role: str
+    policies: list[Any],
+    which: np.ndarray,
+    engine: SkyjoEngine,
+    games: np.ndarray,
+    legal: np.ndarray,
+    role: str,
+    move_timeout: float | None,
 ) -> np.ndarray:
     """[`act()`][act] for several policies of one batch key at once (row `i` is `policies[which[i]]`'s)."""
     observations = observe(engine, engine.current[games], games)
-    actions = type(policies[0]).play_together(policies, observations, unpack_bits(legal), which)
-    return _checked(actions, legal, engine, games, role, [policy_name(p) for p in policies], which)
+    names = [policy_name(p) for p in policies]
+    play = type(policies[0]).play_together
+    actions = call_policy(
+        play, policies, observations, unpack_bits(legal), which, moves=len(games), names=names, role=role,
+        move_timeout=move_timeout,
+    )  # fmt: skip
+    return _checked(actions, legal, engine, games, role, names, which)
 
 
 def _checked(

@@ -952,3 +952,255 @@ def test_a_flag_is_taken_whole_never_by_a_prefix(capsys: pytest.CaptureFixture[s
     assert err == "skyjo train: error: unrecognized arguments: --env-runner 2\n"
     assert not (tmp_path / "run").exists()
     refused(capsys, "tournament", "--agent", "counting", "random", "--out", str(tmp_path / "t"))
+
+
+# ---------------------------------------------------------------------------- absurd sizes
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["tournament", "--agents", "random", "--games", str(10**12)],
+         "argument --games: 1,000,000,000,000 is above the limit of 1,000,000 (skyjo_env.limits)"),
+        (["tournament", "--agents", "search:samples=100000000", "random"],
+         "agent spec 'search:samples=100000000': samples=100,000,000 is above the limit of 4,096"),
+        (["tournament", "--agents", "search:top=27", "random"], "top=27 is above the limit of 26 actions"),
+        (["tournament", "--agents", "search:horizon=10000000000", "random"], "horizon=10,000,000,000 is above the limit"),
+        (["train", "--num-envs", str(10**9)], "num_envs=1,000,000,000 is above the limit of 2,097,152"),
+        (["train", "--total-timesteps", str(10**20)], "total_timesteps=100,000,000,000,000,000,000 is above the limit"),
+        (["train", "--num-envs", "4096", "--n-steps", "1024"],
+         "a rollout of env_runners x num_envs x n_steps = 1 x 4,096 x 1,024 = 4,194,304 steps is above the limit"),
+        (["train", "--warm-start-samples", str(10**9)], "warm_start_samples=1,000,000,000 is above the limit"),
+        (["train", "--net-arch", "64", "1000000"], "net_arch units=1,000,000 is above the limit of 8,192 units a layer"),
+        (["train", "--n-epochs", str(10**9)], "n_epochs=1,000,000,000 is above the limit of 1,000"),
+        (["train", "--eval-games", str(10**12)], "eval_games=1,000,000,000,000 is above the limit of 1,000,000"),
+        (["train", "--backend", "rllib", "--env-runners", "100000"], "env_runners=100,000 is above the limit of 256"),
+        (["train", "--opponents", "search:samples=100000000=1"], "samples=100,000,000 is above the limit of 4,096"),
+        (["benchmark", "random", "--workers", "100000"], "skyjo benchmark: workers=100,000 is above the limit of 256 processes"),
+        (["benchmark", "random", "--players", "99"], "skyjo benchmark: suite 'quick' has no table size 99"),
+    ],
+)  # fmt: skip
+def test_an_absurd_size_is_refused_before_any_work(capsys, tmp_path: Path, argv: list[str], message: str):
+    """Each count a command takes has an upper bound (skyjo_env.limits): one line, exit 2, nothing made,
+    instead of a MemoryError traceback after the run folder is made, or a run that would never end."""
+    err = refused(capsys, *argv, "--out", str(tmp_path / "out"))
+    assert message in err, err
+    assert files_under(tmp_path) == []
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["tournament", "--agents", "random", "--games", "１０"], "argument --games: '１０' is not an integer (ASCII digits only)"),
+        (["tournament", "--agents", "random", "--seed", "٣"], "argument --seed: '٣' is not an integer (ASCII digits only)"),
+        (["tournament", "--agents", "random", "--players", "２"], "argument --players: '２' is not a player count"),
+        (["tournament", "--agents", "random", "--end-score", "１００"], "argument --end-score: '１００' is not an integer"),
+        (["tournament", "--agents", "random", "--move-timeout", "１"], "argument --move-timeout: '１' is not a number"),
+        (["train", "--num-envs", "１６"], "argument --num-envs: '１６' is not an integer (ASCII digits only)"),
+        (["train", "--learning-rate", "０.１"], "argument --learning-rate: '０.１' is not a number (ASCII digits only)"),
+        (["train", "--opponents", "counting=０.５"], "unknown opponent 'counting=０.５' in opponents: unknown agent '０.５'"),
+        (["tournament", "--agents", "search:samples=３２"], "samples='３２' is not allowed; use an integer"),
+        (["benchmark", "random", "--workers", "２"], "argument --workers: '２' is not an integer (ASCII digits only)"),
+    ],
+)  # fmt: skip
+def test_full_width_and_other_non_ascii_digits_are_no_numbers(capsys, tmp_path: Path, argv: list[str], message: str):
+    """Python's int() reads '１０' as 10; a command line takes ASCII digits only."""
+    err = refused(capsys, *argv, "--out", str(tmp_path / "out"))
+    assert message in err, err
+    assert files_under(tmp_path) == []
+
+
+def test_the_api_refuses_absurd_sizes_naming_the_limit():
+    from skyjo_env import agents
+    from skyjo_env.engine import SkyjoEngine
+    from skyjo_env.evaluation.benchmark import Benchmark
+    from skyjo_env.evaluation.tournament import run_tournament
+    from skyjo_env.limits import MAX_BATCH, MAX_GAMES, parse_float, parse_int
+    from skyjo_env.train.config import TrainConfig
+
+    with pytest.raises(ValueError, match=rf"batch_size=1,000,000,000,000 is above the limit of {MAX_BATCH:,} games"):
+        SkyjoEngine(batch_size=10**12)
+    with pytest.raises(ValueError, match=rf"games=1,000,000,000,000 is above the limit of {MAX_GAMES:,}"):
+        run_tournament([agents.make("random")], 2, 10**12, progress=False)
+    with pytest.raises(ValueError, match=r"max_steps=10,000,000,000 is above the limit of 1,000,000 actions"):
+        run_tournament([agents.make("random")], 2, 2, progress=False, max_steps=10**10)
+    with pytest.raises(ValueError, match=r"max_steps=10,000,000,000 is above the limit"):
+        SkyjoEnv(max_steps=10**10)
+    with pytest.raises(ValueError, match=r"samples=100,000,000 is above the limit of 4,096"):
+        agents.make("search", players=2, samples=10**8)
+    with pytest.raises(ValueError, match=r"num_envs=1,000,000,000 is above the limit"):
+        TrainConfig(num_envs=10**9)
+    with pytest.raises(ValueError, match=r"total_timesteps=10\*\*20|total_timesteps=100,000,000,000,000,000,000"):
+        TrainConfig(total_timesteps=10**20)
+    with pytest.raises(ValueError, match=r"workers=1,000 is above the limit of 256 processes"):
+        Benchmark("random", workers=1000)
+    for text in ("１０", "٣", "1e3", ""):
+        with pytest.raises(ValueError, match="is not an integer"):
+            parse_int(text)
+    assert parse_int("1_000") == 1000 and parse_float("2.5") == 2.5
+    with pytest.raises(ValueError, match=r"'２\.５' is not a number \(ASCII digits only\)"):
+        parse_float("２.５")
+
+
+# ---------------------------------------------------------------------------- failing agents
+BOTS = """
+import time
+import numpy as np
+
+def crash(observations, masks):
+    raise ZeroDivisionError("my bug\\non two lines")
+
+def crash_at_three(observations, masks):
+    if observations.shape[1] > 130:  # more than 2 players
+        raise RuntimeError("no idea how to play 3")
+    return np.argmax(masks, axis=1)
+
+def slow(observations, masks):
+    time.sleep(0.25)
+    return np.argmax(masks, axis=1)
+
+def slow_in_crowds(observations, masks):  # fast on the benchmark's 64-row fingerprint, slow in its matches
+    time.sleep(0.5 if len(masks) > 64 else 0)
+    return np.argmax(masks, axis=1)
+
+def stubborn(observations, masks):  # legal moves that never end a round: never turns a card after setup
+    first_flip = 14 + np.argmax(masks[:, 14:], axis=1)
+    return np.where(masks[:, 1], 1, np.where(masks[:, 2], 2, first_flip))
+"""
+
+
+@pytest.fixture
+def bots(tmp_path: Path) -> Path:
+    """A plug-in file of failing agents, outside the output folder."""
+    (tmp_path / "bots").mkdir()
+    path = tmp_path / "bots" / "bots.py"
+    path.write_text(BOTS)
+    return path
+
+
+@pytest.mark.parametrize(
+    ("agents", "flags", "message"),
+    [
+        (["{bots}:crash", "random"], [], "skyjo tournament: agent 'crash' raised ZeroDivisionError: my bug on two lines\n"),
+        (["{bots}:slow", "random"], ["--move-timeout", "0.05"],
+         "skyjo tournament: agent 'slow' took 0."),
+        (["{bots}:stubborn", "{bots}:stubborn"], [],
+         "skyjo tournament: agent 'stubborn' finished no game: all its 2 games were abandoned after "
+         "max_steps=10,000 actions (a round no seat ends, R15)\n"),
+        (["{bots}:crash_at_three", "random"], ["--players", "2-3"],
+         "skyjo tournament: agent 'crash_at_three' raised RuntimeError: no idea how to play 3\n"),
+    ],
+)  # fmt: skip
+def test_a_failing_agent_ends_a_tournament_in_one_line_and_nothing_is_written(
+    capsys, tmp_path: Path, bots: Path, agents: list[str], flags: list[str], message: str
+):
+    """A plug-in that raises, runs over --move-timeout, or never ends a round: one line naming it, exit 2,
+    and no report, not even of the games or table sizes finished before (2-3: the 2-player tournament
+    was played whole, then the 3-player one failed)."""
+    specs = [a.format(bots=bots) for a in agents]
+    err = refused(capsys, "tournament", "--agents", *specs, "--games", "2", "--no-progress", *flags,
+                  "--out", str(tmp_path / "out"))  # fmt: skip
+    assert err.startswith(message), err
+    if "slow" in message:
+        assert "over its time budget of 0.05 s a move (move_timeout)" in err
+    assert files_under(tmp_path) == ["bots", "bots/bots.py"]
+
+
+def test_a_failing_agent_ends_the_command_in_a_subprocess_too(tmp_path: Path, bots: Path):
+    result = subprocess.run([sys.executable, "-m", "skyjo_env.apps.cli", "tournament", "--agents", f"{bots}:crash",
+                             "counting", "--games", "2", "--out", "out"], capture_output=True, text=True, cwd=tmp_path)  # fmt: skip
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert result.stderr.splitlines()[-1] == (
+        "skyjo tournament: agent 'crash' raised ZeroDivisionError: my bug on two lines"
+    )  # the line before it is the progress report's start
+    assert files_under(tmp_path) == ["bots", "bots/bots.py"]
+
+
+@pytest.mark.parametrize(
+    ("bot", "flags", "message"),
+    [
+        ("crash", [], "skyjo benchmark: agent 'crash' raised ZeroDivisionError: my bug on two lines\n"),
+        ("slow_in_crowds", ["--move-timeout", "0.0001"], "skyjo benchmark: agent 'slow_in_crowds' took 0."),
+    ],
+)
+def test_a_failing_agent_ends_a_benchmark_in_one_line_and_nothing_is_written(
+    capsys, tmp_path: Path, bots: Path, bot: str, flags: list[str], message: str
+):
+    err = refused(capsys, "benchmark", f"{bots}:{bot}", "--players", "2", "--no-progress", *flags,
+                  "--out", str(tmp_path / "out"))  # fmt: skip
+    assert err.startswith(message), err
+    assert files_under(tmp_path) == ["bots", "bots/bots.py"]
+
+
+class _Raises:
+    name = "raiser"
+
+    def __call__(self, observations, action_masks):
+        raise IndexError("index 99 is out of bounds")
+
+
+class _Sleeps:
+    name = "sleeper"
+
+    def __call__(self, observations, action_masks):
+        import time
+
+        time.sleep(0.05)
+        return np.argmax(action_masks, axis=1)
+
+
+def test_the_api_names_a_failing_agent_in_an_agent_error():
+    import pickle
+
+    from skyjo_env import agents
+    from skyjo_env.evaluation.tournament import run_tournament
+    from skyjo_env.opponents import AgentError
+
+    with pytest.raises(AgentError, match=r"^agent 'raiser' raised IndexError: index 99 is out of bounds$") as raised:
+        run_tournament([_Raises(), agents.make("random")], 2, 2, progress=False)
+    assert raised.value.agent == "raiser" and isinstance(raised.value, ValueError)
+    copy = pickle.loads(pickle.dumps(raised.value))  # as it crosses from a benchmark's worker process
+    assert (type(copy), copy.agent, str(copy)) == (AgentError, "raiser", str(raised.value))
+    with pytest.raises(AgentError, match=r"^agent 'sleeper' took .* over its time budget of 0.001 s a move") as raised:
+        run_tournament([_Sleeps(), agents.make("random")], 2, 2, progress=False, move_timeout=0.001)
+    assert raised.value.agent == "sleeper"
+    result = run_tournament([_Sleeps(), agents.make("random")], 2, 2, progress=False, move_timeout=10.0)
+    assert result.games == 2  # within its budget it plays
+    for bad in (0, -1.0, float("inf"), float("nan"), "1", True):
+        with pytest.raises(
+            ValueError, match="move_timeout=.* is not allowed; use None or a positive number of seconds"
+        ):
+            run_tournament([agents.make("random")], 2, 2, progress=False, move_timeout=bad)
+
+
+def test_an_opponent_that_raises_is_an_agent_error_naming_it():
+    from skyjo_env.opponents import AgentError
+
+    env = SkyjoEnv(opponents=_Raises(), seat=0)
+    env.reset(seed=0)
+    with pytest.raises(AgentError, match=r"^opponent policy 'raiser' raised IndexError: index 99 is out of bounds$"):
+        for _ in range(10):  # the opponent's first turn comes within the setup flips
+            env.step(int(np.flatnonzero(env.action_masks())[0]))
+
+
+def test_a_web_agent_that_raises_is_a_json_500_naming_it(tmp_path: Path):
+    from skyjo_env.agents import registry
+
+    registry.register("raiser-test", _Raises)
+    try:
+        client = web_client(tmp_path / "games")
+        response = client.post("/api/games", json={"seats": ["raiser-test", "counting"], "seed": 0})
+        assert response.status_code == 201, response.text
+        view = response.json()
+        response = client.post(f"/api/games/{view['id']}/advance", json={"step": view["step"]})
+        assert web_error(response, 500) == "agent 'raiser' raised IndexError: index 99 is out of bounds"
+        again = client.get(f"/api/games/{view['id']}").json()
+        assert again["step"] == view["step"]  # the game is as it was
+    finally:
+        registry.unregister("raiser-test")
+
+
+@pytest.mark.parametrize("text", ["flip ５", "replace ²", "flip ٣"])
+def test_a_move_typed_with_other_digits_than_ascii_is_refused(text: str):
+    from skyjo_env.actions import parse_action
+
+    with pytest.raises(ValueError, match=r"cannot parse action .*; write 'draw', 'take', 'replace K' or 'flip K'"):
+        parse_action(text)

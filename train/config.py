@@ -19,9 +19,10 @@ from typing import Annotated, Any, Literal, get_args
 
 from typing_extensions import Doc
 
-from skyjo_env import rewards
+from skyjo_env import limits, rewards
 from skyjo_env.agents import specs
 from skyjo_env.agents.advice import check_advisor
+from skyjo_env.limits import parse_float, parse_int
 from skyjo_env.mixed_games import check_player_counts
 from skyjo_env.rules import Rules
 
@@ -44,7 +45,7 @@ def opponent_weight(text: str) -> tuple[str, float]:
     spec, sep, weight = text.rpartition("=")
     if sep:
         try:
-            value = float(weight)
+            value = parse_float(weight)
         except ValueError:  # '=' belongs to the spec (alias=SPEC): no weight given
             return text, 1.0
         if specs.has_options(text):  # the '=' sets an option (search:samples=8): no weight given
@@ -59,10 +60,10 @@ def parse_players(text: str) -> int | list[int]:
     """`--players`: one count (`4`), a range (`2-8`) or a list (`3,5,8`) of table sizes."""
     try:
         if "-" in text:
-            low, high = (int(x) for x in text.split("-"))
+            low, high = (parse_int(x) for x in text.split("-"))
             counts = list(range(low, high + 1))
         else:
-            counts = [int(x) for x in text.split(",")]
+            counts = [parse_int(x) for x in text.split(",")]
     except ValueError:
         raise argparse.ArgumentTypeError(
             f"{text!r} is not a player count: use one (4), a range (2-8) or a list (3,5,8)"
@@ -184,6 +185,44 @@ _NAMES: dict[Any, str] = {
     type(None): "null",
 }
 _PLURALS: dict[Any, str] = {int: "integers", float: "numbers", str: "strings"}
+
+
+#: The upper bound of each count field of [`TrainConfig`][] ([`skyjo_env.limits`][]).
+SIZE_LIMITS: dict[str, int] = {
+    "total_timesteps": limits.MAX_TIMESTEPS,
+    "snapshot_every": limits.MAX_TIMESTEPS,
+    "eval_every": limits.MAX_TIMESTEPS,
+    "checkpoint_every": limits.MAX_TIMESTEPS,
+    "num_envs": limits.MAX_BATCH,
+    "n_steps": limits.MAX_ROLLOUT_STEPS,
+    "batch_size": limits.MAX_ROLLOUT_STEPS,
+    "n_epochs": limits.MAX_EPOCHS,
+    "pool_size": limits.MAX_POOL_SIZE,
+    "warm_start_samples": limits.MAX_WARM_START_SAMPLES,
+    "warm_start_epochs": limits.MAX_EPOCHS,
+    "eval_games": limits.MAX_GAMES,
+    "final_games": limits.MAX_GAMES,
+    "update_threads": limits.MAX_WORKERS,
+    "env_runners": limits.MAX_WORKERS,
+}
+
+
+def check_sizes(config: TrainConfig) -> None:
+    """`ValueError` naming the field and the limit for a count of `config` above its bound
+    ([`SIZE_LIMITS`][], [`skyjo_env.limits`][]): the rollout, the network, every count of games
+    and steps; checked before any folder is made."""
+    for name, limit in SIZE_LIMITS.items():
+        limits.check_limit(name, getattr(config, name), limit)
+    limits.check_limit("len(net_arch)", len(config.net_arch), limits.MAX_LAYERS, "hidden layers")
+    for units in config.net_arch:
+        limits.check_limit("net_arch units", units, limits.MAX_UNITS, "units a layer")
+    rollout = config.env_runners * config.num_envs * config.n_steps
+    if rollout > limits.MAX_ROLLOUT_STEPS:
+        raise ValueError(
+            f"a rollout of env_runners x num_envs x n_steps = {config.env_runners:,} x {config.num_envs:,} x "
+            f"{config.n_steps:,} = {rollout:,} steps is above the limit of {limits.MAX_ROLLOUT_STEPS:,} steps held in "
+            "memory (skyjo_env.limits)"
+        )
 
 
 def check_agents_fit(config: TrainConfig) -> None:
@@ -373,6 +412,7 @@ class TrainConfig:
             )
         if self.seed < 0:
             raise ValueError(f"seed={self.seed!r} is not allowed; use a non-negative integer")
+        check_sizes(self)
         if self.batch_size > self.num_envs * self.n_steps:
             raise ValueError(
                 f"batch_size={self.batch_size:,} is larger than a rollout (num_envs x n_steps = "
