@@ -219,3 +219,26 @@ def test_options_are_the_vector_views() -> None:
     env.reset()
     images = env.render()
     assert len(images) == 3 and images[0].ndim == 3
+
+
+def test_a_collector_with_the_masked_random_policy_plays_legal_moves_across_game_ends() -> None:
+    """TorchRL's Collector with `env.rand_action` as its policy (random draws from the action spec,
+    whose mask follows the games' legal actions) steps and resets the games: every action was legal
+    where it was played. (A `RandomPolicy` copies the spec when built, so its mask would not follow.)"""
+    from torchrl.collectors import Collector
+
+    env = SkyjoTorchRLEnv(8, seed=0)
+    collector = Collector(env, env.rand_action, frames_per_batch=8 * 100, total_frames=8 * 300)
+    ended = 0
+    for batch in collector:
+        assert batch.shape == (8, 100)
+        legal = batch["action_mask"].gather(-1, batch["action"].unsqueeze(-1))
+        assert legal.all()
+        done = batch["next", "done"].squeeze(-1)
+        ended += int(done.sum())
+        # After a game ended, the next step starts from the new game's first observation.
+        for g, t in done[:, :-1].nonzero().tolist():
+            assert not torch.equal(batch["observation"][g, t + 1], batch["next", "observation"][g, t])
+            assert not batch["done"][g, t + 1].any()
+    collector.shutdown()
+    assert ended > 0
