@@ -3,6 +3,10 @@ opponents, partial resets, and episodes whose rewards match the engine's results
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -242,3 +246,17 @@ def test_a_collector_with_the_masked_random_policy_plays_legal_moves_across_game
             assert not batch["done"][g, t + 1].any()
     collector.shutdown()
     assert ended > 0
+
+
+@pytest.mark.slow
+def test_the_ppo_example_trains_and_plays_a_tournament() -> None:
+    """docs/examples/torchrl_ppo.py, one batch: TorchRL's Collector, GAE and ClipPPOLoss run on the env,
+    and the actor, wrapped as a numpy policy, plays the project's tournament (the real run: docs)."""
+    example = Path(__file__).resolve().parents[1] / "docs" / "examples" / "torchrl_ppo.py"
+    run = subprocess.run(
+        [sys.executable, str(example), "--frames", "16384", "--games", "20", "--eval-every", "1"],
+        capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert "16,384 steps" in run.stdout
+    assert run.stdout.count("torchrl-ppo: win rate") == 2  # the evaluation after the batch, then the final one
