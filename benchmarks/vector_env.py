@@ -48,14 +48,20 @@ def stepper(num_envs: int, players: int, gym: bool) -> Callable[[np.random.Gener
 
 
 def measure(
-    num_envs: int, players: int, seconds: float, gym: bool = False, repeats: int = 3
+    num_envs: int,
+    players: int,
+    seconds: float,
+    gym: bool = False,
+    repeats: int = 3,
+    step: Callable[[np.random.Generator], int] | None = None,
 ) -> tuple[float, float, float]:
-    """Learner steps per second of wall time and of CPU time, and games/s: the best of ``repeats`` runs.
+    """Learner steps per second of wall time and of CPU time, and games/s: the best of ``repeats`` runs
+    of ``step`` (default: the view's ``stepper()``).
 
     On a shared machine the CPU-time rate is the steadier figure: it leaves out time spent waiting
     for a core.
     """
-    step = stepper(num_envs, players, gym)
+    step = stepper(num_envs, players, gym) if step is None else step
     rng = np.random.default_rng(0)
     for _ in range(20):  # warm-up
         step(rng)
