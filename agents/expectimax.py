@@ -17,9 +17,12 @@ information with chance, and a card's value may be drawn at the moment it is rev
   the network's expected share of the result; with `value="round"` the expected result of the totals
   that the network's expected round scores would give ([`expected_results()`][skyjo_env.agents.search.expected_results]:
   later rounds as fixed random futures), the round-score head's targets being far less noisy than a
-  game's result. With `depth=2` (the default) a position in which the deciding seat decides again (after
-  a draw or a take) is valued by its own best action there, one more layer of the same expectimax: the
-  network then values only positions in which another seat is to act, or a new round.
+  game's result. With `depth=2` (the default) the position after a take, where the deciding seat places
+  the card it took, is valued by its own best placement, one more layer of the same expectimax; with
+  `depth=3` so is the position after each drawn value: the whole turn is searched, and the network values
+  only positions in which another seat is to act, or a new round. A drawn card's position is valued
+  directly at depth 2: what the pool's play does with a random card is learnt without bias, where a taken
+  card is one the pool's agents chose to take.
 * The action of highest expected value is played. Setup flips (R5) are left to the `setup` policy.
 
 All games, actions and outcomes of a decision go through one engine and one network call per layer.
@@ -45,9 +48,10 @@ from skyjo_env.phases import DRAWN, TAKEN
 from skyjo_env.rewards import result_shares
 from skyjo_env.rules import Rules
 
-#: How far the expectimax looks: 1, the positions after the action; 2, also the deciding seat's next
-#: decision of the same turn (after a draw or a take).
-DEPTHS = (1, 2)
+#: How far the expectimax looks: 1, the positions after the action; 2, after a take (the card is known)
+#: also the seat's placement of it; 3, after a draw too (each drawn value's best use): the whole turn.
+DEPTHS = (1, 2, 3)
+_EXPANDED = {1: (), 2: (TAKEN,), 3: (DRAWN, TAKEN)}  # the phases of the seat's own next decision searched
 #: How a position is valued: `"game"`, the network's expected share of the result; `"round"`, the expected
 #: result of the totals its expected round scores give.
 VALUES_BY = ("round", "game")
@@ -135,9 +139,9 @@ class ExpectimaxPolicy:
         if over.any():
             value[over] = result_shares(result.winners[over])[:, 0]
         going = np.flatnonzero(~over)
-        again = going[(engine.current[going] == 0) & np.isin(engine.phase[going], (DRAWN, TAKEN))] if depth > 1 else []
+        again = going[(engine.current[going] == 0) & np.isin(engine.phase[going], _EXPANDED[depth])]
         if len(again):
-            inner = self._q({k: getattr(engine, k)[again] for k in STATE}, engine.legal_mask(again), depth - 1)
+            inner = self._q({k: getattr(engine, k)[again] for k in STATE}, engine.legal_mask(again), 1)
             value[again] = inner.max(axis=1)
             going = np.setdiff1d(going, again, assume_unique=True)
         if going.size:
