@@ -25,6 +25,7 @@ from skyjo_env.apps.serve import create_app
 from skyjo_env.observation import size as observation_size
 
 PERSON = None  # a seat for the person in "seats"
+TEST_HOST = "testserver"  # the Host that Starlette's TestClient sends: the app answers to it as to its --host
 
 
 @pytest.fixture
@@ -34,7 +35,7 @@ def folder(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def client(folder: Path) -> TestClient:
-    return TestClient(create_app(folder))
+    return TestClient(create_app(folder, TEST_HOST))
 
 
 def start(client: TestClient, seats: list, rules: dict | None = None, seed: int = 0) -> dict:
@@ -170,10 +171,10 @@ def test_a_restarted_server_resumes_a_game_from_its_folder(client: TestClient, f
         view = play_one(client, view)
     record = json.loads((folder / f"{view['id']}.json").read_text())
     assert record["state"]["format"] == "skyjo-env/game" and record["seats"] == [None, "counting"]
-    restarted = TestClient(create_app(folder))
+    restarted = TestClient(create_app(folder, TEST_HOST))
     assert restarted.get(f"/api/games/{view['id']}").json() == view
     assert play_one(restarted, view)["table"] != view["table"]  # and it plays on
-    assert error(TestClient(create_app(folder.parent / "elsewhere")).get(f"/api/games/{view['id']}"), 404)
+    assert error(TestClient(create_app(folder.parent / "elsewhere", TEST_HOST)).get(f"/api/games/{view['id']}"), 404)
 
 
 def test_agents_fit_the_seat_counts_their_networks_read() -> None:
@@ -294,7 +295,7 @@ def hidden_differently(state: dict, viewer: int | None, rng: np.random.Generator
 
 @pytest.mark.parametrize("seats", [[PERSON, "counting"], ["ppo-2p", PERSON], ["counting", "threshold", "random"]])
 def test_no_leak_responses_do_not_depend_on_what_the_viewer_may_not_see(folder: Path, seats: list) -> None:
-    client = TestClient(create_app(folder))
+    client = TestClient(create_app(folder, TEST_HOST))
     view = start(client, seats, {"episode": "round"}, seed=8)
     viewer = view["you"]
     rng = np.random.default_rng(0)
@@ -305,7 +306,7 @@ def test_no_leak_responses_do_not_depend_on_what_the_viewer_may_not_see(folder: 
         changed += variant != record["state"]
         compared_drawn += variant["phase"] == "drawn" and variant["current"] != viewer
         (folder / f"{view['id']}.json").write_text(json.dumps({**record, "state": variant}))
-        restarted = TestClient(create_app(folder))  # reads the variant from the folder
+        restarted = TestClient(create_app(folder, TEST_HOST))  # reads the variant from the folder
         assert restarted.get(f"/api/games/{view['id']}").json() == view
         wrong = f"/api/games/{view['id']}/{'advance' if view['legal'] else 'moves'}"  # refused here
         sent = {"action": -1, "step": view["step"]}
@@ -379,7 +380,7 @@ def test_a_slow_request_overtaken_by_moves_is_refused_and_rewinds_nothing(tmp_pa
 
 def test_moves_posted_at_once_from_threads_are_each_applied_once(folder: Path) -> None:
     """Eight threads advance one game as fast as they can: every move they are told was made, was made once."""
-    app = create_app(folder)
+    app = create_app(folder, TEST_HOST)
     game = start(TestClient(app), ["counting", "threshold", "counting"], {"episode": "round"}, seed=9)["id"]
     made, failed = [], []
 
@@ -397,7 +398,7 @@ def test_moves_posted_at_once_from_threads_are_each_applied_once(folder: Path) -
         thread.start()
     for thread in threads:
         thread.join(60)
-    alone = TestClient(create_app(folder.parent / "alone"))  # the same game, one move at a time
+    alone = TestClient(create_app(folder.parent / "alone", TEST_HOST))  # the same game, one move at a time
     view, _ = play_to_end(alone, start(alone, ["counting", "threshold", "counting"], {"episode": "round"}, seed=9))
     together = TestClient(app).get(f"/api/games/{game}/snapshot").json()
     assert together == alone.get(f"/api/games/{view['id']}/snapshot").json()

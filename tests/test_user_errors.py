@@ -270,6 +270,7 @@ def test_a_closed_pipe_ends_quietly(tmp_path: Path):
 
 # ---------------------------------------------------------------------------- web server
 NEW_GAME = {"seats": [None, "counting"]}
+TEST_HOST = "testserver"  # the Host that Starlette's TestClient sends: the app answers to it as to its --host
 JSON = {"content-type": "application/json"}
 
 
@@ -279,7 +280,7 @@ def web_client(folder: Path):
 
     from skyjo_env.apps.serve import create_app
 
-    return TestClient(create_app(folder))
+    return TestClient(create_app(folder, TEST_HOST))
 
 
 def web_error(response, status: int) -> str:
