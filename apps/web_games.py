@@ -176,7 +176,7 @@ def move(game_id: str, record: dict[str, Any], body: Any) -> dict[str, Any]:
 def _action(engine: SkyjoEngine, sent: dict[str, Any]) -> int:
     """The action id of the move `sent`, if legal now; else a 400 naming the legal moves."""
     legal = engine.legal_mask()[0]
-    action = sent.get("action")
+    action: Any = sent.get("action")
     if "action" not in sent:
         problem = 'the move names no "action"'
     elif not is_integer(action):
