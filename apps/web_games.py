@@ -96,7 +96,7 @@ def fits(name: str, num_players: int) -> bool:
 
 @functools.lru_cache(maxsize=AGENTS_IN_MEMORY)
 def _built(name: str, rules: Rules) -> Policy | None:
-    """[`_make()`][_make], kept for the [`AGENTS_IN_MEMORY`][] agents and rules used last."""
+    """`_make(name, rules)`, kept for the [`AGENTS_IN_MEMORY`][] agents and rules used last."""
     return _make(name, rules)
 
 
