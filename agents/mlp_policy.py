@@ -8,6 +8,7 @@ Weights and metadata live in one `.npz` file, so shipped agents load with numpy 
 
 from __future__ import annotations
 
+import io
 import json
 import warnings
 import zipfile
@@ -19,6 +20,7 @@ import numpy as np
 
 from skyjo_env.actions import NUM_ACTIONS
 from skyjo_env.agents.advice import ADVICE_SIZE, check_advisor, with_advice
+from skyjo_env.files import write_file
 from skyjo_env.observation import PADDED_SIZE, PLAYER_COUNTS, count_range, num_players, pad, size
 from skyjo_env.rules import Rules
 
@@ -209,8 +211,9 @@ class MLPPolicy:
             "metadata": self.metadata,
             "advice": self.advice,
         }
-        with open(path, "wb") as f:
-            np.savez_compressed(f, header=np.array(json.dumps(header)), **arrays)
+        packed = io.BytesIO()
+        np.savez_compressed(packed, header=np.array(json.dumps(header)), **arrays)
+        write_file(path, packed.getvalue())
 
     @classmethod
     def load(cls, path: str | Path, **kwargs: Any) -> MLPPolicy:

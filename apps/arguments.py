@@ -1,5 +1,5 @@
 """Argument types and option groups that every `skyjo` subcommand shares: agent specs, integer
-ranges, player counts, the rule options, and the check for optional dependencies (extras)."""
+ranges, player counts, folder names, the rule options, and the check for optional dependencies (extras)."""
 
 from __future__ import annotations
 
@@ -96,6 +96,13 @@ def add_move_timeout(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--move-timeout", type=seconds, default=None, metavar="SECONDS",
                         help="stop (exit 2, nothing written) when an agent's call takes more than SECONDS per move it "
                         "decides (checked when the call returns; default: no limit)")  # fmt: skip
+
+
+def folder_name(text: str) -> str:
+    """argparse type: a folder's name, refused if empty (an empty name would mean the current folder)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("an empty name is not a folder; name one (e.g. runs/mine)")
+    return text
 
 
 def add_rule_arguments(parser: argparse.ArgumentParser, *, defaults: bool = True) -> None:

@@ -30,6 +30,7 @@ from skyjo_env.apps.arguments import (
     add_rule_arguments,
     agent_spec,
     build_agents,
+    folder_name,
     int_range,
     integer,
     player_counts,
@@ -71,7 +72,8 @@ def add_tournament_parser(subparsers: argparse._SubParsersAction) -> None:
                         help="games to play (at each table size), rounded up to a multiple of the number of agents")  # fmt: skip
     parser.add_argument("--seed", type=int_range(0, None), default=0,
                         help="seeds the deals, the line-ups and random agents")  # fmt: skip
-    parser.add_argument("--out", default=None, metavar="DIR", help="output folder (default runs/tournament-<P>p)")
+    parser.add_argument("--out", default=None, type=folder_name, metavar="DIR",
+                        help="output folder (default runs/tournament-<P>p)")  # fmt: skip
     parser.add_argument("--overwrite", action="store_true", help="replace the files of an earlier tournament in --out")
     parser.add_argument("--no-progress", action="store_true", help="no progress reports")
     add_move_timeout(parser)
@@ -83,12 +85,14 @@ def tournament(args: argparse.Namespace) -> int:
     """Run the `tournament` subcommand: every input (output folders, agents at each table size)
     is checked before the first game. An agent that fails (it raises, runs over `--move-timeout`,
     finishes no game) ends it in one line naming the agent, before any file is written."""
-    from skyjo_env.evaluation.report import FILES, check_output_folder, claimed_folder
+    from skyjo_env.evaluation.report import FILES, check_no_earlier, check_output_folder, claimed_folder
     from skyjo_env.observation import count_range
 
     several = isinstance(args.players, list)
     counts: list[int] = sorted(args.players) if several else [args.players]
-    out = Path(args.out or f"runs/tournament-{count_range(tuple(counts)).replace(', ', ',')}p")
+    out = Path(
+        args.out if args.out is not None else f"runs/tournament-{count_range(tuple(counts)).replace(', ', ',')}p"
+    )
     folders = {players: out / f"{players}p" if several else out for players in counts}
     for folder in folders.values():
         check_output_folder(folder)
@@ -97,12 +101,7 @@ def tournament(args: argparse.Namespace) -> int:
     with contextlib.ExitStack() as held:  # the folders stay this command's until its files are written
         for folder in folders.values():
             held.enter_context(claimed_folder(folder))
-            found = [name for name in FILES if (folder / name).exists()]
-            if found and not args.overwrite:
-                raise ValueError(
-                    f"--out {folder} already holds a tournament ({', '.join(found)}); replace it with --overwrite "
-                    "or choose another --out"
-                )
+            check_no_earlier(folder, FILES, "a tournament", args.overwrite)
         play_tournaments(args, tables, pools, folders)
     return 0
 
@@ -235,7 +234,7 @@ def add_serve_parser(subparsers: argparse._SubParsersAction) -> None:
         "--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)"
     )
     parser.add_argument("--port", type=int_range(0, 65535), default=8000, help="port (default 8000; 0: any free port)")
-    parser.add_argument("--games-dir", default=DEFAULT_GAMES_DIR, metavar="DIR",
+    parser.add_argument("--games-dir", default=DEFAULT_GAMES_DIR, type=folder_name, metavar="DIR",
                         help=f"folder the games are saved in, to resume after a restart (default {DEFAULT_GAMES_DIR})")  # fmt: skip
     parser.set_defaults(func=serve)
 
@@ -247,7 +246,7 @@ def serve(args: argparse.Namespace) -> int:
     try:
         import uvicorn
 
-        app = create_app(args.games_dir)
+        app = create_app(args.games_dir, args.host)
     except ImportError:
         print(MISSING_EXTRA, file=sys.stderr)
         return 2
@@ -288,7 +287,9 @@ def add_benchmark_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--workers", type=integer, default=1, metavar="W",
                         help="processes playing the matches, one match each at a time (one per core; the card "
                         "is the same at any number; default 1)")  # fmt: skip
-    parser.add_argument("--out", default=None, metavar="DIR", help="output folder (default runs/benchmark-<name>)")
+    parser.add_argument("--out", default=None, type=folder_name, metavar="DIR",
+                        help="output folder (default runs/benchmark-<name>)")  # fmt: skip
+    parser.add_argument("--overwrite", action="store_true", help="replace the files of an earlier benchmark in --out")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     add_move_timeout(parser)
     parser.set_defaults(func=benchmark)
@@ -296,11 +297,13 @@ def add_benchmark_parser(subparsers: argparse._SubParsersAction) -> None:
 
 def benchmark(args: argparse.Namespace) -> int:
     """Run the `benchmark` subcommand (bad input raises `ValueError`: `skyjo` prints its one line, status 2)."""
-    from skyjo_env.evaluation.report import claimed_folder
+    from skyjo_env.evaluation.benchmark import FILES
+    from skyjo_env.evaluation.report import check_no_earlier, claimed_folder
 
     plan = Benchmark(args.spec, args.suite, args.players, args.workers, args.move_timeout)
-    out = args.out or f"runs/benchmark-{re.sub(r'[^A-Za-z0-9._+-]+', '_', plan.name)}"
+    out = args.out if args.out is not None else f"runs/benchmark-{re.sub(r'[^A-Za-z0-9._+-]+', '_', plan.name)}"
     with claimed_folder(out):
+        check_no_earlier(out, FILES, "a benchmark", args.overwrite)
         card = plan.run(progress=not args.no_progress)
         print_card(card)
         paths = save_card(card, out)
@@ -354,6 +357,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # the reader went away (``skyjo ... | head``): stop quietly
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141
+    except OSError as exc:  # the system refused (a full disk, no permission): files are written whole or not at all
+        if os.environ.get("SKYJO_TRACEBACK"):
+            raise
+        where = f"{exc.filename}: " if exc.filename is not None else ""
+        print(f"skyjo {args.command}: {where}{exc.strerror or exc}", file=sys.stderr)
+        return USAGE_ERROR
 
 
 def _subparser(parser: argparse.ArgumentParser, command: str) -> argparse.ArgumentParser:

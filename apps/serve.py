@@ -27,14 +27,20 @@ A refused request gets a 4xx `{"error": "..."}` (a refused move also `"legal"`) 
 nothing; a fault of the server's own (a game file it cannot read or write) is a 500, also JSON.
 A POST must be `Content-Type: application/json` (else 415), at most 64 KiB (else 413), nested at
 most 8 deep (else 400), and come from the page's own origin if it names one (else 403), so another
-web site cannot play or create games. Games are saved as JSON files in `--games-dir` (made when the
+web site cannot play or create games. Every request must name this server in its `Host` header
+(else 421, JSON): the `--host` address, or a loopback name (`127.0.0.1`, `localhost`, `[::1]`),
+with or without the port; a server listening on every address (`0.0.0.0`, `::`) also answers to
+any IP address and to the machine's own name. So a page of another site whose name is made to
+point at this machine (DNS rebinding) reaches no game. Games are saved as JSON files in `--games-dir` (made when the
 first game is saved); a restarted server resumes them. Finished games and all but the 256 games
 used last leave memory, not the folder.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import json
+import socket
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
@@ -42,20 +48,28 @@ from urllib.parse import urlsplit
 if TYPE_CHECKING:
     from starlette.applications import Starlette
     from starlette.requests import Request
+    from starlette.types import ASGIApp, Receive, Scope, Send
 
 WEB = Path(__file__).parent / "web"
 MAX_BODY = 64 * 1024  # bytes of a request body
 MAX_NESTING = 8  # levels of lists and objects in a request body
+#: Names of this machine that a request's `Host` may always give.
+LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1")
+#: `--host` values that listen on every address of the machine.
+EVERY_ADDRESS = ("", "0.0.0.0", "::")
 
 
-def create_app(games_dir: str | Path) -> Starlette:
-    """The web app, keeping its games in `games_dir` (made when the first game is saved).
+def create_app(games_dir: str | Path, host: str = "127.0.0.1") -> Starlette:
+    """The web app, keeping its games in `games_dir` (made when the first game is saved), answering
+    requests whose `Host` header names `host` (the address it listens on) or this machine
+    ([`HostCheck`][]).
 
     `OSError` if `games_dir` cannot be a writable folder.
     """
     from starlette.applications import Starlette
     from starlette.concurrency import run_in_threadpool
     from starlette.exceptions import HTTPException
+    from starlette.middleware import Middleware
     from starlette.responses import FileResponse, JSONResponse, Response
     from starlette.routing import Mount, Route
     from starlette.staticfiles import StaticFiles
@@ -122,7 +136,68 @@ def create_app(games_dir: str | Path) -> Starlette:
         Mount("/static", StaticFiles(directory=WEB)),
     ]
     handlers = {GameError: refused, HTTPException: http_error, Exception: fault}
-    return Starlette(routes=routes, exception_handlers=handlers)
+    return Starlette(routes=routes, exception_handlers=handlers, middleware=[Middleware(HostCheck, host=host)])
+
+
+class HostCheck:
+    """ASGI middleware: a request whose `Host` header names neither `host` nor this machine is
+    answered 421 with a JSON error, before any route sees it."""
+
+    def __init__(self, app: ASGIApp, host: str) -> None:
+        self.app = app
+        self.host = host
+        wanted = host.strip("[]").lower()
+        self.every_address = wanted in EVERY_ADDRESS
+        self.names = {wanted, *LOOPBACK_NAMES} - set(EVERY_ADDRESS)
+        if self.every_address:
+            self.names |= {socket.gethostname().lower(), socket.getfqdn().lower()}
+
+    def allows(self, header: str) -> bool:
+        """Whether a `Host` header (`name`, `name:port`, `[v6]` or `[v6]:port`) names this server."""
+        name = _host_name(header)
+        if name is None:
+            return False
+        if name in self.names:
+            return True
+        if not self.every_address:
+            return False
+        try:
+            ipaddress.ip_address(name)
+        except ValueError:
+            return False
+        return True
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        from starlette.datastructures import Headers
+        from starlette.responses import JSONResponse
+
+        if scope["type"] == "http":
+            header = Headers(scope=scope).get("host", "")
+            if not self.allows(header):
+                names = ", ".join(sorted(self.names)) + (", or any IP address" if self.every_address else "")
+                refused = JSONResponse(
+                    {"error": f"this server answers to {names} (with or without the port), not to Host {header!r}"},
+                    status_code=421,
+                )
+                await refused(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
+def _host_name(header: str) -> str | None:
+    """The name in a `Host` header, lower case, without its port or an IPv6 address's brackets;
+    `None` if the header is malformed."""
+    header = header.strip().lower()
+    if header.startswith("["):
+        name, bracket, rest = header[1:].partition("]")
+        port = rest[1:] if rest.startswith(":") else None if rest else ""
+    else:
+        name, colon, port = header.partition(":")
+        bracket = "]"
+        port = port if colon else ""
+    if not name or not bracket or port is None or (port and not port.isdigit()):
+        return None
+    return name
 
 
 async def body(request: Request) -> Any:

@@ -20,7 +20,6 @@ a request overtaken by another, never apply a move to a state their sender did n
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import functools
 import json
@@ -40,9 +39,11 @@ from typing import Any
 import numpy as np
 
 from skyjo_env import agents
-from skyjo_env.actions import action_name
+from skyjo_env.actions import NUM_ACTIONS, action_name, names
 from skyjo_env.agents.base import Policy
+from skyjo_env.checks import is_integer
 from skyjo_env.engine import SkyjoEngine
+from skyjo_env.files import write_file
 from skyjo_env.opponents import AgentError, act
 from skyjo_env.phases import OVER
 from skyjo_env.render import public_table, round_end
@@ -51,6 +52,8 @@ from skyjo_env.rules import EPISODES, NEXT_STARTERS, Rules
 PLAYER_COUNTS = range(2, 9)  # R2
 SEED_BITS = 64  # a seed is an integer 0 <= seed < 2**SEED_BITS
 GAMES_IN_MEMORY = 256  # games in play kept in memory, the least recently used leave first (all stay on disk)
+#: Agents kept built, by name and rules: the least recently used leave first (each may hold a network's weights).
+AGENTS_IN_MEMORY = 32
 _GAME_ID = re.compile(r"[0-9a-f]{32}")
 
 
@@ -65,7 +68,9 @@ class GameError(Exception):
 
 # ---------------------------------------------------------------------------------------- agents
 def policy(name: str, rules: Rules) -> Policy:
-    """The registered agent `name` at a table under `rules`, built once per process.
+    """The registered agent `name` at a table under `rules`, kept built for the
+    [`AGENTS_IN_MEMORY`][] agents and rules used last (a server's memory does not grow with every
+    rule set a request names).
 
     Only registered names: a request must not make the server import files (agent specs such as
     `file.py:attr` are for the command line). `GameError` for an unknown name or an agent that
@@ -82,14 +87,21 @@ def policy(name: str, rules: Rules) -> Policy:
     return agent
 
 
-def fits(name: str, num_players: int) -> bool:
-    """Whether agent `name` plays `num_players`-player games (a network reads one player count only)."""
-    return _built(name, Rules(num_players=num_players)) is not None
-
-
 @functools.cache
+def fits(name: str, num_players: int) -> bool:
+    """Whether agent `name` plays `num_players`-player games (a network reads one player count
+    only); answered once per process, without keeping the agent."""
+    return _make(name, Rules(num_players=num_players)) is not None
+
+
+@functools.lru_cache(maxsize=AGENTS_IN_MEMORY)
 def _built(name: str, rules: Rules) -> Policy | None:
-    """`agents.make(name, rules=rules)`, once per process; `None` if the agent does not fit the table."""
+    """`_make(name, rules)`, kept for the [`AGENTS_IN_MEMORY`][] agents and rules used last."""
+    return _make(name, rules)
+
+
+def _make(name: str, rules: Rules) -> Policy | None:
+    """`agents.make(name, rules=rules)`; `None` if the agent does not fit the table."""
     try:
         with warnings.catch_warnings():  # a network trained under other rules still plays: the page needs no warning
             warnings.simplefilter("ignore", UserWarning)
@@ -148,7 +160,7 @@ def _seed(seed: Any) -> int:
 
 def move(game_id: str, record: dict[str, Any], body: Any) -> dict[str, Any]:
     """The record after the person's move `{"action": id, "step": n}` (action ids: [`skyjo_env.actions`][])."""
-    action = _seen(game_id, record, body).get("action")
+    sent = _seen(game_id, record, body)
     engine = _playing(record)
     person = _person(record)
     if person is None:
@@ -158,10 +170,24 @@ def move(game_id: str, record: dict[str, Any], body: Any) -> dict[str, Any]:
         raise GameError(
             409, f"not your turn: seat {seat} ({record['seats'][seat]}) is to act; advance the game", legal=[]
         )
-    try:
-        return _step(record, engine, action)
-    except ValueError as exc:
-        raise GameError(400, f"move refused: {exc}", legal=_legal(engine)) from None
+    return _step(record, engine, _action(engine, sent))
+
+
+def _action(engine: SkyjoEngine, sent: dict[str, Any]) -> int:
+    """The action id of the move `sent`, if legal now; else a 400 naming the legal moves."""
+    legal = engine.legal_mask()[0]
+    action: Any = sent.get("action")
+    if "action" not in sent:
+        problem = 'the move names no "action"'
+    elif not is_integer(action):
+        problem = f'"action" must be an action id, an integer 0..{NUM_ACTIONS - 1}, not {action!r}'
+    elif not 0 <= action < NUM_ACTIONS:
+        problem = f"action {action} is out of range (0..{NUM_ACTIONS - 1})"
+    elif not legal[action]:
+        problem = f"{action_name(action)} (action {action}) is not legal now"
+    else:
+        return int(action)
+    raise GameError(400, f"move refused: {problem}; legal now: {', '.join(names(legal))}", legal=_legal(engine))
 
 
 def advance(game_id: str, record: dict[str, Any], body: Any) -> dict[str, Any]:
@@ -226,11 +252,10 @@ def _steps(record: dict[str, Any]) -> int:
     return record["state"]["steps"]
 
 
-def _step(record: dict[str, Any], engine: SkyjoEngine, action: Any) -> dict[str, Any]:
-    """The record after `action` (`ValueError` from the engine if it is not a legal action id)."""
+def _step(record: dict[str, Any], engine: SkyjoEngine, action: int) -> dict[str, Any]:
+    """The record after the legal `action`."""
     seat = int(engine.current[0])
     result = engine.step(np.array([action]))
-    action = int(action)
     return {
         **record,
         "state": engine.export_game(0),
@@ -307,21 +332,40 @@ class GameStore:
 
     def get(self, game_id: str) -> dict[str, Any]:
         """The record of game `game_id` (read from its file if not in memory); 404 if there is none."""
+        remembered = self._remembered(game_id)
+        if remembered is not None:
+            return remembered
+        with self._lock(game_id):  # a read from the file never puts back a game older than a change made meanwhile
+            return self._load(game_id)
+
+    def update(self, game_id: str, change: Callable[[dict[str, Any]], dict[str, Any]]) -> dict[str, Any]:
+        """Replace game `game_id` by `change` of it, with no other change of the game in between."""
+        with self._lock(game_id):
+            record = change(self._load(game_id))
+            self._write(game_id, record)
+        return record
+
+    def _lock(self, game_id: str) -> threading.Lock:
+        """The lock held while game `game_id` is read from its file or changed."""
+        with self._guard:
+            return self._locks.setdefault(game_id, threading.Lock())
+
+    def _remembered(self, game_id: str) -> dict[str, Any] | None:
+        """Game `game_id`'s record if it is in memory (then used last), else `None`."""
         with self._guard:
             if game_id in self._records:
                 self._records.move_to_end(game_id)
                 return self._records[game_id]
+        return None
+
+    def _load(self, game_id: str) -> dict[str, Any]:
+        """Game `game_id`'s record from memory, else from its file (kept in memory then); the caller
+        holds the game's lock, so no change of the game is saved between the read and the keeping."""
+        remembered = self._remembered(game_id)
+        if remembered is not None:
+            return remembered
         record = self._read(game_id)
         self._remember(game_id, record)
-        return record
-
-    def update(self, game_id: str, change: Callable[[dict[str, Any]], dict[str, Any]]) -> dict[str, Any]:
-        """Replace game `game_id` by `change` of it, with no other change of the game in between."""
-        with self._guard:
-            lock = self._locks.setdefault(game_id, threading.Lock())
-        with lock:
-            record = change(self.get(game_id))
-            self._write(game_id, record)
         return record
 
     def _read(self, game_id: str) -> dict[str, Any]:
@@ -343,14 +387,10 @@ class GameStore:
     def _write(self, game_id: str, record: dict[str, Any]) -> None:
         """Save `record` as game `game_id`, replacing its file whole (never half written)."""
         path = self._path(game_id)
-        partial = path.with_suffix(".partial")
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
-            partial.write_text(json.dumps(record))
-            os.replace(partial, path)
+            write_file(path, json.dumps(record))
         except OSError as exc:
-            with contextlib.suppress(OSError):
-                partial.unlink(missing_ok=True)
             raise GameError(500, f"game {game_id} cannot be saved: {exc.strerror}") from None
         self._remember(game_id, record)
 
@@ -382,6 +422,8 @@ def _check_record(record: Any) -> None:
 
 def _check_folder(folder: Path) -> None:
     """`OSError` unless `folder` is a writable folder or can be made as one; makes nothing."""
+    if folder.is_symlink() and not folder.exists():
+        raise FileNotFoundError(errno.ENOENT, f"a symbolic link to {os.readlink(folder)}, which does not exist")
     existing = next(p for p in (folder, *folder.parents) if p.exists())
     if not existing.is_dir():
         raise NotADirectoryError(errno.ENOTDIR, "not a folder", str(existing))

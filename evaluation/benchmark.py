@@ -75,6 +75,7 @@ from skyjo_env.evaluation.progress import Progress, duration
 from skyjo_env.evaluation.report import figure_cells, markdown_rows, rules_text, text_rows
 from skyjo_env.evaluation.stats import Z95
 from skyjo_env.evaluation.tournament import AgentResult, TournamentResult, run_tournament
+from skyjo_env.files import write_file, write_files
 from skyjo_env.limits import MAX_GAMES, MAX_WORKERS, check_limit
 from skyjo_env.observation import observe
 from skyjo_env.opponents import call_policy, check_move_timeout, policy_name
@@ -436,9 +437,7 @@ class Calibration:
 
     def save(self, path: str | Path | None = None) -> Path:
         """Write the calibration as JSON (by default to [`STORED_SCALE`][], where [`calibrate()`][calibrate] looks)."""
-        path = Path(path or STORED_SCALE)
-        path.write_text(json.dumps(self.to_dict(), indent=1) + "\n")
-        return path
+        return write_file(path or STORED_SCALE, json.dumps(self.to_dict(), indent=1) + "\n")
 
 
 def stored_calibration(scale: Scale, path: str | Path | None = None) -> Calibration | None:
@@ -838,11 +837,15 @@ def markdown_card(card: ReportCard) -> str:
     ]) + "\n"  # fmt: skip
 
 
+#: The files [`save_card()`][save_card] writes.
+FILES = ("benchmark.json", "benchmark.md")
+
+
 def save_card(card: ReportCard, out_dir: str | Path) -> dict[str, Path]:
-    """Write `benchmark.json` and `benchmark.md` into `out_dir`."""
+    """Write `benchmark.json` and `benchmark.md` into `out_dir`, both whole or neither new
+    ([`write_files()`][skyjo_env.files.write_files])."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    paths = {"json": out / "benchmark.json", "markdown": out / "benchmark.md"}
-    paths["json"].write_text(json.dumps(card.to_dict(), indent=2) + "\n")
-    paths["markdown"].write_text(markdown_card(card))
-    return paths
+    json_path, markdown_path = (out / name for name in FILES)
+    written = write_files({json_path: json.dumps(card.to_dict(), indent=2) + "\n", markdown_path: markdown_card(card)})
+    return dict(zip(("json", "markdown"), written, strict=True))

@@ -7,14 +7,16 @@ from __future__ import annotations
 import contextlib
 import csv
 import importlib.util
+import io
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import numpy as np
 
 from skyjo_env.evaluation.tournament import AgentResult, TournamentResult
+from skyjo_env.files import write_file, write_files
 from skyjo_env.rules import Rules
 
 #: Columns of the CSV file and of [`table_rows()`][table_rows], in order.
@@ -109,32 +111,38 @@ def markdown_rows(rows: list[list[str]]) -> str:
     return "\n".join(lines)
 
 
+def json_text(result: TournamentResult) -> str:
+    """Every figure (no raw round scores) as JSON text."""
+    return json.dumps(result.to_dict(), indent=2) + "\n"
+
+
+def csv_text(result: TournamentResult) -> str:
+    """One CSV row per agent with the [`CSV_FIELDS`][], under their header."""
+    text = io.StringIO(newline="")
+    writer = csv.DictWriter(text, fieldnames=CSV_FIELDS, extrasaction="ignore")
+    writer.writeheader()
+    for a in result.agents:
+        writer.writerow(a.to_dict())
+    return text.getvalue()
+
+
 def write_json(result: TournamentResult, path: str | Path) -> Path:
-    """Write every figure (no raw round scores) as JSON."""
-    path = Path(path)
-    path.write_text(json.dumps(result.to_dict(), indent=2) + "\n")
-    return path
+    """Write [`json_text()`][json_text] to `path`, whole or not at all."""
+    return write_file(path, json_text(result))
 
 
 def write_csv(result: TournamentResult, path: str | Path) -> Path:
-    """Write one row per agent with the [`CSV_FIELDS`][]."""
-    path = Path(path)
-    with path.open("w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=CSV_FIELDS, extrasaction="ignore")
-        writer.writeheader()
-        for a in result.agents:
-            writer.writerow(a.to_dict())
-    return path
+    """Write [`csv_text()`][csv_text] to `path`, whole or not at all."""
+    return write_file(path, csv_text(result))
 
 
-def plot_round_scores(result: TournamentResult, path: str | Path) -> Path:
-    """Save one histogram of round scores per agent, stacked on a shared axis, as PNG (needs matplotlib)."""
+def round_scores_png(result: TournamentResult) -> bytes:
+    """One histogram of round scores per agent, stacked on a shared axis, as PNG (needs matplotlib)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    path = Path(path)
     agents = result.agents
     scores = np.concatenate([a.round_scores for a in agents])
     low, high = np.percentile(scores, [0.1, 99.9])
@@ -151,9 +159,15 @@ def plot_round_scores(result: TournamentResult, path: str | Path) -> Path:
     axes[-1, 0].set_xlabel("round score (after R17 doubling; dashed: mean; clipped to the 0.1-99.9 percentiles)")
     fig.suptitle(f"Round scores: {result.games} games, {result.players} players")
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    image = io.BytesIO()
+    fig.savefig(image, format="png", dpi=110)
     plt.close(fig)
-    return path
+    return image.getvalue()
+
+
+def plot_round_scores(result: TournamentResult, path: str | Path) -> Path:
+    """Save [`round_scores_png()`][round_scores_png] to `path`, whole or not at all (needs matplotlib)."""
+    return write_file(path, round_scores_png(result))
 
 
 def check_output_folder(path: str | Path, flag: str = "--out") -> None:
@@ -163,6 +177,8 @@ def check_output_folder(path: str | Path, flag: str = "--out") -> None:
     out = Path(path)
     if out.exists() and not out.is_dir():
         raise ValueError(f"{flag} {out} is a file, not a folder")
+    if out.is_symlink() and not out.exists():
+        raise ValueError(f"{flag} {out} is a symbolic link to {os.readlink(out)}, which does not exist")
     nearest = out.absolute()
     while not os.path.lexists(nearest) and nearest != nearest.parent:
         nearest = nearest.parent
@@ -171,6 +187,18 @@ def check_output_folder(path: str | Path, flag: str = "--out") -> None:
     if not os.access(nearest, os.W_OK | os.X_OK):
         where = "it" if nearest == out.absolute() else f"{nearest}, where it would be made,"
         raise ValueError(f"{flag} {out}: {where} is not writable; choose another {flag}")
+
+
+def check_no_earlier(folder: str | Path, files: Sequence[str], what: str, overwrite: bool, flag: str = "--out") -> None:
+    """`ValueError` naming `flag` if `folder` holds any of `files` (a symbolic link counts, even one
+    to nothing), the files of an earlier `what`, unless `overwrite` allows replacing them. Check
+    inside [`claimed_folder()`][claimed_folder], before any work."""
+    found = [name for name in files if os.path.lexists(Path(folder) / name)]
+    if found and not overwrite:
+        raise ValueError(
+            f"{flag} {folder} already holds {what} ({', '.join(found)}); replace it with --overwrite "
+            f"or choose another {flag}"
+        )
 
 
 @contextlib.contextmanager
@@ -228,21 +256,24 @@ FILES = ("tournament.json", "tournament.csv", "tournament.md", "round_scores.png
 
 def save(result: TournamentResult, out_dir: str | Path) -> dict[str, Path]:
     """Write `tournament.json`, `tournament.csv`, `tournament.md` and, where matplotlib is
-    installed (the `plot` extra), `round_scores.png` into `out_dir` (without matplotlib, an
-    earlier tournament's plot there is removed: the folder's files describe one tournament)."""
+    installed (the `plot` extra), `round_scores.png` into `out_dir`, all whole or none new
+    ([`write_files()`][skyjo_env.files.write_files]: an `OSError` such as a full disk leaves the folder as it was).
+    Without matplotlib, an earlier tournament's plot there is removed (a link is removed, not what
+    it points to): the folder's files describe one tournament."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    markdown = out / "tournament.md"
-    markdown.write_text(f"{title(result)}\n\n{markdown_table(result)}\n")
-    paths = {
-        "json": write_json(result, out / "tournament.json"),
-        "csv": write_csv(result, out / "tournament.csv"),
-        "markdown": markdown,
+    contents: dict[str, str | bytes] = {
+        "json": json_text(result),
+        "csv": csv_text(result),
+        "markdown": f"{title(result)}\n\n{markdown_table(result)}\n",
     }
-    if importlib.util.find_spec("matplotlib") is not None:
-        paths["plot"] = plot_round_scores(result, out / "round_scores.png")
-    else:
-        (out / "round_scores.png").unlink(missing_ok=True)
+    names = dict(zip(("json", "csv", "markdown", "plot"), FILES, strict=True))
+    plotting = importlib.util.find_spec("matplotlib") is not None
+    if plotting:
+        contents["plot"] = round_scores_png(result)
+    paths = dict(zip(contents, write_files({out / names[k]: data for k, data in contents.items()}), strict=True))
+    if not plotting:
+        (out / names["plot"]).unlink(missing_ok=True)
     return paths
 
 

@@ -623,8 +623,11 @@ class SkyjoEngine:
         [`STATE`][] (the state fields but the derived `unseen`), which it derives.
 
         The batched counterpart of [`import_game()`][import_game], for simulators that start many games from
-        given positions. `ValueError` for a missing or misshapen array, or a game whose cards are
-        not the 150-card deck (R1); nothing changes then.
+        given positions. `ValueError` for a missing or misshapen array, a number out of range or
+        one that the next step or round would overflow
+        ([`check_bounds()`][skyjo_env.snapshot.check_bounds]: a phase, seat or card that cannot be,
+        a total at or above `end_score` in a game not over, a step count at the int32 limit), or a
+        game whose cards are not the 150-card deck (R1); nothing changes then.
         """
         missing = [name for name in STATE if name not in state]
         if missing:
@@ -633,6 +636,7 @@ class SkyjoEngine:
         for name, array in arrays.items():
             if array.shape != getattr(self, name).shape:
                 raise ValueError(f"state[{name!r}] must have shape {getattr(self, name).shape}, got {array.shape}")
+        snapshot.check_bounds(arrays, self.rules, lambda g: f"game {g}")
         a = arrays
         kept = ~SLOT_FLAGS[a["removed"]]
         in_hand = (a["phase"] == DRAWN) | (a["phase"] == TAKEN)

@@ -30,7 +30,7 @@ entries ([`padded_layout()`][padded_layout]). It holds exactly what the table ob
 from __future__ import annotations
 
 import itertools
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -202,9 +202,10 @@ class _Tables(NamedTuple):
     ending_rows: np.ndarray  #: [_ending_key]: the `ending` block
 
 
-@cache
+@lru_cache(maxsize=64)
 def _tables(num_players: int, end_score: int) -> _Tables:
-    """The `_Tables` of a table of `num_players` playing to `end_score`."""
+    """The `_Tables` of a table of `num_players` playing to `end_score`, kept for the 64 tables used
+    last (20 to 40 kB each: a server playing games to every end score keeps a bounded memory)."""
     P = num_players
     L = dict(_layout(P))
     hand, ending = slice(L["held"].start, L["phase"].stop), slice(L["to_act"].start, L["ender"].stop)

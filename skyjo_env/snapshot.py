@@ -29,11 +29,13 @@ everything first.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from skyjo_env.cards import (
+    ALL_SLOTS,
     COLS,
     COUNTS,
     DECK_SIZE,
@@ -76,6 +78,12 @@ KEYS = [
     "decks",
 ]
 
+
+#: A round's lowest and highest score: twelve -2s; twelve 12s, doubled (R16, R17).
+MIN_ROUND_SCORE, MAX_ROUND_SCORE = SLOTS * MIN_VALUE, 2 * SLOTS * MAX_VALUE
+_INT16 = np.iinfo(np.int16)
+_INT32 = np.iinfo(np.int32)
+_UINT32 = np.iinfo(np.uint32)
 
 GameState = dict[str, np.ndarray]
 """One game's state as the engine stores it: its row of each state array of
@@ -152,7 +160,7 @@ def decode(data: Any, rules: Rules) -> tuple[GameState, list[np.ndarray]]:
     missing = [k for k in KEYS if k not in data]
     if missing:
         raise ValueError(f"game state is missing key(s) {missing}")
-    if data["format"] != FORMAT or data["version"] != VERSION:
+    if data["format"] != FORMAT or not is_integer(data["version"]) or data["version"] != VERSION:
         raise ValueError(
             f"unsupported game state format {data['format']!r} v{data['version']!r}; expected {FORMAT!r} v{VERSION}"
         )
@@ -208,8 +216,69 @@ def decode(data: Any, rules: Rules) -> tuple[GameState, list[np.ndarray]]:
         "steps": np.array(_int(data["steps"], "steps", 0, 2**31 - 1)),
     }
     decks = [check_deck(d, f"decks[{i}]") for i, d in enumerate(data["decks"])]
+    check_bounds({name: np.asarray(value)[None] for name, value in state.items()}, rules, lambda g: "game state")
     _check_reachable(state, up, removed, rules)
     return state, decks
+
+
+def check_bounds(state: GameState, rules: Rules, game: Callable[[int], str]) -> None:
+    """`ValueError` naming the first game (`game(i)` for row i) of the batch `state` (engine
+    arrays, a row per game, integers) with a number that is out of range under `rules`, or that the
+    next step or round would overflow: a phase, seat, card, pile size or round score that cannot
+    be; in a game not over, a total at or above `end_score` (R19: the game would have ended) or
+    without room in int16 for one more round, and a step or round count at the limit of its type."""
+    P = rules.num_players
+    running = state["phase"] != OVER
+    top = _INT16.max - MAX_ROUND_SCORE
+    if rules.episode == "game":
+        top = min(rules.end_score - 1, top)
+    cards = f"cards are {MIN_VALUE}..{MAX_VALUE}"
+    bounds: list[tuple[str, Any, Any, str]] = [  # name, lowest, highest (per game where they differ), what is allowed
+        ("phase", 0, OVER, f"phases are 0..{OVER} ({', '.join(PHASE_NAMES)})"),
+        ("current", 0, P - 1, f"seats are 0..{P - 1}"),
+        ("starter", 0, P - 1, f"seats are 0..{P - 1}"),
+        ("ender", -1, P - 1, f"-1 (none yet) or a seat 0..{P - 1}"),
+        ("final_turns", 0, P - 1, f"0..{P - 1}"),
+        ("values", MIN_VALUE, MAX_VALUE, cards),
+        ("face_up", 0, ALL_SLOTS, f"slot bits are 0..{ALL_SLOTS}"),
+        ("removed", 0, ALL_SLOTS, f"slot bits are 0..{ALL_SLOTS}"),
+        ("draw_size", 0, DECK_SIZE, f"0..{DECK_SIZE} cards"),
+        ("discard_size", 0, DECK_SIZE, f"0..{DECK_SIZE} cards"),
+        ("draw_pile", MIN_VALUE, MAX_VALUE, f"{cards} (in the first draw_size places)"),
+        ("discard_pile", MIN_VALUE, MAX_VALUE, f"{cards} (in the first discard_size places)"),
+        ("held", MIN_VALUE, MAX_VALUE, f"the card in hand (phases drawn and taken) is {MIN_VALUE}..{MAX_VALUE}"),
+        ("round_scores", MIN_ROUND_SCORE, MAX_ROUND_SCORE, f"a round scores {MIN_ROUND_SCORE}..{MAX_ROUND_SCORE} (R16, R17)"),
+        ("round_index", 0, np.where(running, _INT16.max - 1, _INT16.max),
+         f"0..{_INT16.max - 1} in a game not over (one more round must fit in int16)"),
+        ("totals", np.where(running, _INT16.min - MIN_ROUND_SCORE, _INT16.min), np.where(running, top, _INT16.max),
+         f"a game not over has every total below end_score={rules.end_score} (R19: the game ends after the "
+         "round in which a total reaches it)" if rules.episode == "game" else
+         f"a game not over has totals {_INT16.min - MIN_ROUND_SCORE}..{top} (one more round must fit in int16)"),
+        ("steps", 0, np.where(running, _INT32.max - 1, _INT32.max),
+         f"0..{_INT32.max - 1} in a game not over (one more step must fit in int32)"),
+        ("keys", 0, _UINT32.max, f"0..{_UINT32.max}"),
+        ("shuffles", 0, _UINT32.max, f"0..{_UINT32.max}"),
+    ]  # fmt: skip
+    for name, low, high, allowed in bounds:
+        values = np.asarray(state[name])
+        if values.dtype.kind not in "iu":
+            raise ValueError(f"{name} must hold integers, got {values.dtype} values")
+        shape = (-1,) + (1,) * (values.ndim - 1)
+        low, high = (np.reshape(np.asarray(bound), shape if np.ndim(bound) else ()) for bound in (low, high))
+        wrong = (values < low) | (values > high)
+        if name in ("draw_pile", "discard_pile"):  # the places past the pile's size hold nothing
+            wrong &= np.arange(DECK_SIZE) < np.asarray(state[name.replace("pile", "size")])[:, None]
+        elif name == "held":
+            wrong &= (state["phase"] == DRAWN) | (state["phase"] == TAKEN)
+        bad = np.flatnonzero(wrong.reshape(len(values), -1).any(axis=1))
+        if bad.size:
+            g = int(bad[0])
+            shown = (
+                f"{name}={values[g].tolist()}"
+                if values[g].size <= 8
+                else f"{name} holding {values[g][wrong[g]].tolist()}"
+            )
+            raise ValueError(f"{game(g)} has {shown}, which cannot be: {allowed}")
 
 
 def _pile(cards: np.ndarray) -> np.ndarray:

@@ -480,6 +480,48 @@ def test_the_output_folder_is_checked_before_any_game(capsys, tmp_path, monkeypa
     assert code == 2 and err == f"skyjo benchmark: --out {blocker} is a file, not a folder\n"
 
 
+def test_an_earlier_benchmark_is_not_replaced_without_overwrite(tiny, capsys, tmp_path, monkeypatch):
+    real = benchmark.play_match
+
+    def no_games(*args, **kwargs):
+        raise AssertionError("a game was played")
+
+    monkeypatch.setattr(benchmark, "play_match", no_games)
+    out = tmp_path / "card"
+    out.mkdir()
+    (out / "benchmark.md").write_text("an earlier card")
+    argv = ["benchmark", "counting", "--suite", "tiny", "--players", "3", "--out", str(out), "--no-progress"]
+    code = main(argv)
+    _, err = capsys.readouterr()
+    assert code == 2 and err == (
+        f"skyjo benchmark: --out {out} already holds a benchmark (benchmark.md); replace it with --overwrite "
+        "or choose another --out\n"
+    )
+    assert [p.name for p in out.iterdir()] == ["benchmark.md"] and (
+        out / "benchmark.md"
+    ).read_text() == "an earlier card"
+    monkeypatch.setattr(benchmark, "play_match", real)
+    assert main([*argv, "--overwrite"]) == 0
+    assert (out / "benchmark.md").read_text().startswith("# counting: rating ")
+    assert json.loads((out / "benchmark.json").read_text())["agent"] == "counting"
+
+
+def test_a_full_disk_while_the_card_is_saved_leaves_no_card(tiny, tmp_path, monkeypatch):
+    import errno
+
+    from skyjo_env import files
+
+    card = run_benchmark("counting", tiny, players=[2], progress=False)
+
+    def full(fd):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(files.os, "fsync", full)
+    with pytest.raises(OSError, match="No space left on device"):
+        benchmark.save_card(card, tmp_path / "card")
+    assert list((tmp_path / "card").iterdir()) == []
+
+
 def test_the_console_script_shows_no_traceback():
     done = subprocess.run([sys.executable, "-m", "skyjo_env.apps.cli", "benchmark", "ppo-4p", "--players", "2"],
                           capture_output=True, text=True, timeout=120)  # fmt: skip

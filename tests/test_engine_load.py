@@ -64,3 +64,96 @@ def test_a_load_checks_names_shapes_and_the_deck() -> None:
         target.load(state)
     for name, array in before.items():
         assert np.array_equal(getattr(target, name), array), name
+
+
+# ---------------------------------------------------------------------------------------- numbers out of range
+def with_value(state: dict[str, np.ndarray], name: str, game: int, value: int, index: tuple = ()) -> dict:
+    changed = {k: v.copy() for k, v in state.items()}
+    changed[name][(game, *index)] = value
+    return changed
+
+
+@pytest.mark.parametrize(
+    ("name", "index", "value", "message"),
+    [
+        ("current", (), 2, r"game 1 has current=2, which cannot be: seats are 0..1"),
+        ("current", (), -1, r"game 1 has current=-1, which cannot be: seats are 0..1"),
+        ("phase", (), 7, r"game 1 has phase=7, which cannot be: phases are 0..4 \(setup, choose, drawn, taken, over\)"),
+        ("starter", (), 5, r"game 1 has starter=5"),
+        ("ender", (), -2, r"game 1 has ender=-2"),
+        ("values", (0, 3), 13, r"game 1 has values holding \[13\], which cannot be: cards are -2..12"),
+        ("draw_size", (), 151, r"game 1 has draw_size=151"),
+        ("steps", (), 2**31 - 1, r"game 1 has steps=2147483647, .* \(one more step must fit in int32\)"),
+        ("round_index", (), 2**15 - 1, r"game 1 has round_index=32767, .* \(one more round must fit in int16\)"),
+        ("totals", (0,), 100, r"game 1 has totals=\[100, .*below end_score=100 \(R19"),
+        ("round_scores", (1,), 289, r"game 1 has round_scores=\[.*289\].* a round scores -24..288 \(R16, R17\)"),
+    ],
+)
+def test_a_load_refuses_numbers_out_of_range_or_about_to_overflow(name: str, index: tuple, value: int, message: str):
+    """Seats, phases and cards that cannot be, and in a game not over a total at end_score (R19: the
+    game would have ended; the next round would wrap int16) or a step count at the int32 limit."""
+    engine = played(Rules(), 3, 30, seed=5)
+    assert not (engine.phase == OVER).any()
+    target = SkyjoEngine(Rules(), 3, seed=4, auto_reset=False)
+    before = arrays(target)
+    with pytest.raises(ValueError, match=message):
+        target.load(with_value(arrays(engine), name, 1, value, index))
+    for field, array in before.items():
+        assert np.array_equal(getattr(target, field), array), field  # nothing changed
+    with pytest.raises(ValueError, match="draw_pile must hold integers, got float64 values"):
+        target.load({**arrays(engine), "draw_pile": arrays(engine)["draw_pile"].astype(float)})
+
+
+def test_a_load_takes_the_largest_numbers_that_can_still_play_on():
+    engine = played(Rules(end_score=50), 2, 30, seed=6)
+    state = with_value(with_value(arrays(engine), "steps", 0, 2**31 - 2), "totals", 1, 49, (1,))
+    copy = SkyjoEngine.from_states(Rules(end_score=50), state)
+    copy.step(sample_bits(copy.legal_bits(), np.random.default_rng(0)))
+    assert copy.steps[0] == 2**31 - 1  # then it is at the limit: no longer loadable while running
+
+
+def exported(rules: Rules, until: str) -> dict:
+    """A game played by random legal actions until its phase is ``until``."""
+    engine = SkyjoEngine(rules, 1, seed=3, auto_reset=False)
+    rng = np.random.default_rng(3)
+    for _ in range(100_000):
+        if engine.export_game(0)["phase"] == until:
+            return engine.export_game(0)
+        engine.step(sample_bits(engine.legal_bits(), rng))
+    raise AssertionError(f"no phase {until!r} in 100,000 steps")
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"totals": [100, 3]}, r"game state has totals=\[100, 3\], .*below end_score=100 \(R19: the game ends after"),
+        ({"totals": [250, 3]}, r"game state has totals=\[250, 3\]"),
+        ({"steps": 2**31 - 1}, r"game state has steps=2147483647, .*one more step must fit in int32"),
+        ({"round_index": 2**15 - 1}, r"game state has round_index=32767, .*one more round must fit in int16"),
+        ({"round_scores": [300, 0]}, r"game state has round_scores=\[300, 0\], .*a round scores -24..288"),
+        ({"current": 2}, r"current=2 must be an integer in 0..1"),
+        ({"version": True}, r"unsupported game state format 'skyjo-env/game' vTrue; expected 'skyjo-env/game' v1"),
+        ({"version": 1.0}, r"unsupported game state format .* v1.0"),
+    ],
+)
+def test_an_import_refuses_a_game_that_could_not_arise_or_would_overflow(change: dict, message: str):
+    """of_game and import_game name the user's game ("game state"), never the engine's internal game 0."""
+    data = {**exported(Rules(), "choose"), **change}
+    for load in (
+        lambda: SkyjoEngine.of_game(data),
+        lambda: SkyjoEngine(Rules(), 4, seed=0, auto_reset=False).import_game(2, data),
+    ):
+        with pytest.raises(ValueError, match=message) as caught:
+            load()
+        assert "game 0" not in str(caught.value) and "game 2" not in str(caught.value)
+
+
+def test_a_finished_game_keeps_the_total_that_ended_it():
+    """R19: a game over has a total at or above end_score, and imports as it was."""
+    data = exported(Rules(end_score=10), "over")
+    assert max(data["totals"]) >= 10
+    assert SkyjoEngine.of_game(data).export_game(0) == data
+    with pytest.raises(ValueError, match="below end_score=10"):
+        SkyjoEngine.of_game({**exported(Rules(end_score=10), "choose"), "totals": [10, 0]})
+    in_a_round = SkyjoEngine.of_game({**exported(Rules(episode="round"), "choose"), "totals": [500, -300]})
+    assert in_a_round.totals[0].tolist() == [500, -300]  # one round to go: no end score to be under

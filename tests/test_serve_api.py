@@ -25,6 +25,7 @@ from skyjo_env.apps.serve import create_app
 from skyjo_env.observation import size as observation_size
 
 PERSON = None  # a seat for the person in "seats"
+TEST_HOST = "testserver"  # the Host that Starlette's TestClient sends: the app answers to it as to its --host
 
 
 @pytest.fixture
@@ -34,7 +35,7 @@ def folder(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def client(folder: Path) -> TestClient:
-    return TestClient(create_app(folder))
+    return TestClient(create_app(folder, TEST_HOST))
 
 
 def start(client: TestClient, seats: list, rules: dict | None = None, seed: int = 0) -> dict:
@@ -170,10 +171,10 @@ def test_a_restarted_server_resumes_a_game_from_its_folder(client: TestClient, f
         view = play_one(client, view)
     record = json.loads((folder / f"{view['id']}.json").read_text())
     assert record["state"]["format"] == "skyjo-env/game" and record["seats"] == [None, "counting"]
-    restarted = TestClient(create_app(folder))
+    restarted = TestClient(create_app(folder, TEST_HOST))
     assert restarted.get(f"/api/games/{view['id']}").json() == view
     assert play_one(restarted, view)["table"] != view["table"]  # and it plays on
-    assert error(TestClient(create_app(folder.parent / "elsewhere")).get(f"/api/games/{view['id']}"), 404)
+    assert error(TestClient(create_app(folder.parent / "elsewhere", TEST_HOST)).get(f"/api/games/{view['id']}"), 404)
 
 
 def test_agents_fit_the_seat_counts_their_networks_read() -> None:
@@ -294,7 +295,7 @@ def hidden_differently(state: dict, viewer: int | None, rng: np.random.Generator
 
 @pytest.mark.parametrize("seats", [[PERSON, "counting"], ["ppo-2p", PERSON], ["counting", "threshold", "random"]])
 def test_no_leak_responses_do_not_depend_on_what_the_viewer_may_not_see(folder: Path, seats: list) -> None:
-    client = TestClient(create_app(folder))
+    client = TestClient(create_app(folder, TEST_HOST))
     view = start(client, seats, {"episode": "round"}, seed=8)
     viewer = view["you"]
     rng = np.random.default_rng(0)
@@ -305,7 +306,7 @@ def test_no_leak_responses_do_not_depend_on_what_the_viewer_may_not_see(folder: 
         changed += variant != record["state"]
         compared_drawn += variant["phase"] == "drawn" and variant["current"] != viewer
         (folder / f"{view['id']}.json").write_text(json.dumps({**record, "state": variant}))
-        restarted = TestClient(create_app(folder))  # reads the variant from the folder
+        restarted = TestClient(create_app(folder, TEST_HOST))  # reads the variant from the folder
         assert restarted.get(f"/api/games/{view['id']}").json() == view
         wrong = f"/api/games/{view['id']}/{'advance' if view['legal'] else 'moves'}"  # refused here
         sent = {"action": -1, "step": view["step"]}
@@ -379,7 +380,7 @@ def test_a_slow_request_overtaken_by_moves_is_refused_and_rewinds_nothing(tmp_pa
 
 def test_moves_posted_at_once_from_threads_are_each_applied_once(folder: Path) -> None:
     """Eight threads advance one game as fast as they can: every move they are told was made, was made once."""
-    app = create_app(folder)
+    app = create_app(folder, TEST_HOST)
     game = start(TestClient(app), ["counting", "threshold", "counting"], {"episode": "round"}, seed=9)["id"]
     made, failed = [], []
 
@@ -397,7 +398,7 @@ def test_moves_posted_at_once_from_threads_are_each_applied_once(folder: Path) -
         thread.start()
     for thread in threads:
         thread.join(60)
-    alone = TestClient(create_app(folder.parent / "alone"))  # the same game, one move at a time
+    alone = TestClient(create_app(folder.parent / "alone", TEST_HOST))  # the same game, one move at a time
     view, _ = play_to_end(alone, start(alone, ["counting", "threshold", "counting"], {"episode": "round"}, seed=9))
     together = TestClient(app).get(f"/api/games/{game}/snapshot").json()
     assert together == alone.get(f"/api/games/{view['id']}/snapshot").json()
@@ -474,3 +475,132 @@ def play_over_http(address: str, view: dict, action: int | None = None) -> dict:
         return post(address, f"api/games/{game}/moves", {"action": my_action(view) if action is None else action,
                                                          "step": view["step"]})  # fmt: skip
     return post(address, f"api/games/{game}/advance", {"step": view["step"]})
+
+
+# ---------------------------------------------------------------------------------------- Host, memory, racing reads
+@pytest.mark.parametrize(
+    ("listen", "host", "answered"),
+    [
+        ("127.0.0.1", "127.0.0.1", True),
+        ("127.0.0.1", "127.0.0.1:8000", True),
+        ("127.0.0.1", "localhost", True),
+        ("127.0.0.1", "LOCALHOST:8000", True),
+        ("127.0.0.1", "[::1]", True),
+        ("127.0.0.1", "[::1]:8000", True),
+        ("127.0.0.1", "evil.example", False),  # a page of another site whose name now points here (DNS rebinding)
+        ("127.0.0.1", "evil.example:8000", False),
+        ("127.0.0.1", "localhost.evil.example", False),
+        ("127.0.0.1", "192.168.1.5:8000", False),
+        ("127.0.0.1", "localhost:http", False),
+        ("127.0.0.1", "[::1", False),
+        ("127.0.0.1", "", False),
+        ("skyjo.lan", "skyjo.lan:8000", True),  # the --host name
+        ("skyjo.lan", "evil.example", False),
+        ("::1", "[::1]:8000", True),
+        ("0.0.0.0", "192.168.1.5:8000", True),  # every address: any IP address, never another name
+        ("0.0.0.0", "[fe80::1]:8000", True),
+        ("0.0.0.0", "evil.example", False),
+    ],
+)
+def test_a_request_that_names_another_host_is_refused(tmp_path: Path, listen: str, host: str, answered: bool) -> None:
+    client = TestClient(create_app(tmp_path / "games", listen))
+    headers = {"host": host}
+    responses = [
+        client.get("/api/options", headers=headers),
+        client.get("/", headers=headers),
+        client.post("/api/games", json={"seats": [PERSON, "counting"]}, headers=headers),
+    ]
+    if answered:
+        assert [r.status_code for r in responses] == [200, 200, 201]
+    else:
+        for response in responses:
+            assert response.status_code == 421 and response.headers["content-type"] == "application/json"
+            assert response.json()["error"].endswith(f"(with or without the port), not to Host {host!r}")
+        assert not (tmp_path / "games").exists()  # no game made
+
+
+def test_agents_built_for_many_rule_sets_stay_within_a_bounded_memory() -> None:
+    """Hundreds of games under distinct rules: the agents kept built stay at AGENTS_IN_MEMORY, and
+    the memory taken by 400 more rule sets is flat (unbounded, each kept about 0.2 MB)."""
+    import gc
+    import itertools
+    import tracemalloc
+
+    from skyjo_env.apps import web_games
+
+    rule_sets = itertools.product(range(1, 1001), (True, False), ("round_winner", "round_ender"))
+    web_games._built.cache_clear()
+
+    def new_games(count: int) -> None:
+        for end_score, column_rule, next_starter in itertools.islice(rule_sets, count):
+            rules = {"end_score": end_score, "column_rule": column_rule, "next_starter": next_starter}
+            web_games.new_game({"seats": [PERSON, "ppo-2p"], "rules": rules, "seed": 0})
+
+    tracemalloc.start()  # before the cache fills: what it lets go was traced when made
+    try:
+        new_games(2 * web_games.AGENTS_IN_MEMORY)  # the cache full
+        gc.collect()
+        before = tracemalloc.get_traced_memory()[0]
+        new_games(400)
+        gc.collect()
+        grown = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert web_games._built.cache_info().currsize == web_games.AGENTS_IN_MEMORY
+    assert grown < 1_000_000, grown
+
+
+def test_a_read_of_a_game_from_its_file_racing_a_move_never_puts_the_older_game_back(folder: Path) -> None:
+    """A game left memory; a read of its file is slow (held here) while a move is posted: the move
+    waits for the read, and the game in memory is the one after the move, which the next move plays on."""
+    from skyjo_env.apps import web_games
+
+    client = TestClient(create_app(folder, TEST_HOST))
+    view = start(client, [PERSON, "counting"])
+    store = web_games.GameStore(folder, capacity=0)  # keeps nothing in memory: every first read is from the file
+    read, go = threading.Event(), threading.Event()
+    real = store._read
+
+    def slow_read(game: str) -> dict:
+        record = real(game)
+        if not read.is_set():  # the first read: the reader is held after reading the file
+            read.set()
+            assert go.wait(10)
+        return record
+
+    store._read = slow_read  # type: ignore[method-assign]
+    store.capacity = 256
+    reader = threading.Thread(target=store.get, args=(view["id"],))
+    reader.start()
+    assert read.wait(10)
+    move = {"action": FLIP + 3, "step": 0}
+    mover = threading.Thread(
+        target=store.update, args=(view["id"], lambda record: web_games.move(view["id"], record, move))
+    )
+    mover.start()
+    mover.join(0.5)
+    assert mover.is_alive()  # the move waits for the read of the file to end
+    go.set()
+    reader.join(10)
+    mover.join(10)
+    assert store.get(view["id"])["state"]["steps"] == 1  # the game after the move, not the one read before it
+    moved = store.update(view["id"], lambda record: web_games.move(view["id"], record, {"action": FLIP + 5, "step": 1}))
+    assert moved["state"]["steps"] == 2 and moved["state"]["face_up"][0][3] and moved["state"]["face_up"][0][5]
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ({"step": 0}, 'move refused: the move names no "action"; legal now: flip 0, '),
+        ({"action": None, "step": 0}, 'move refused: "action" must be an action id, an integer 0..25, not None; '),
+        ({"action": "14", "step": 0}, "move refused: \"action\" must be an action id, an integer 0..25, not '14'; "),
+        ({"action": 26, "step": 0}, "move refused: action 26 is out of range (0..25); legal now: flip 0, "),
+        ({"action": 0, "step": 0}, "move refused: draw (action 0) is not legal now; legal now: flip 0, "),
+    ],
+)
+def test_a_move_without_a_legal_action_id_names_what_is_wrong(client: TestClient, body: dict, message: str) -> None:
+    view = start(client, [PERSON, "counting"])  # setup: flips only (R5)
+    response = client.post(f"/api/games/{view['id']}/moves", json=body)
+    text = error(response, 400)
+    assert text.startswith(message) and "dtype" not in text and "game 0" not in text
+    assert response.json()["legal"] == view["legal"]

@@ -270,6 +270,7 @@ def test_a_closed_pipe_ends_quietly(tmp_path: Path):
 
 # ---------------------------------------------------------------------------- web server
 NEW_GAME = {"seats": [None, "counting"]}
+TEST_HOST = "testserver"  # the Host that Starlette's TestClient sends: the app answers to it as to its --host
 JSON = {"content-type": "application/json"}
 
 
@@ -279,7 +280,7 @@ def web_client(folder: Path):
 
     from skyjo_env.apps.serve import create_app
 
-    return TestClient(create_app(folder))
+    return TestClient(create_app(folder, TEST_HOST))
 
 
 def web_error(response, status: int) -> str:
@@ -583,6 +584,98 @@ def test_a_tournament_is_not_overwritten_without_overwrite(capsys, tmp_path: Pat
     assert contents(tmp_path) == before
     assert skyjo(capsys, *TOURNAMENT, "--seed", "1", "--out", str(tmp_path), "--overwrite")[0] == 0
     assert json.loads((tmp_path / "tournament.json").read_text())["seed"] == 1
+
+
+def test_a_full_disk_while_a_tournament_saves_is_one_line_and_leaves_no_report(capsys, monkeypatch, tmp_path: Path):
+    """The disk fills up while the reports are written: one line, exit 2, no report (none of 0 bytes
+    that a rerun would take for a finished tournament), and an earlier tournament kept whole."""
+    import errno
+    import os
+
+    from skyjo_env import files
+
+    real = os.fsync
+    written = []
+
+    def fsync(fd: int) -> None:
+        if len(written) == 2:  # the third file does not fit
+            raise OSError(errno.ENOSPC, "No space left on device")
+        written.append(fd)
+        real(fd)
+
+    fresh, earlier = tmp_path / "fresh", tmp_path / "earlier"
+    assert skyjo(capsys, *TOURNAMENT, "--out", str(earlier))[0] == 0
+    before = contents(earlier)
+    monkeypatch.setattr(files.os, "fsync", fsync)
+    err = refused(capsys, *TOURNAMENT, "--out", str(fresh))
+    assert err == f"skyjo tournament: {fresh / 'tournament.md'}: No space left on device\n"
+    assert files_under(fresh) == []  # no file of it: a rerun plays the tournament
+    written.clear()
+    assert "No space left on device" in refused(
+        capsys, *TOURNAMENT, "--seed", "1", "--out", str(earlier), "--overwrite"
+    )
+    assert contents(earlier) == before  # the earlier tournament, whole
+    monkeypatch.undo()
+    assert skyjo(capsys, *TOURNAMENT, "--out", str(fresh))[0] == 0 and len(files_under(fresh)) == 4
+
+
+def test_a_permission_error_while_saving_is_one_line(capsys, monkeypatch, tmp_path: Path):
+    import os
+
+    from skyjo_env import files
+
+    real = os.open
+
+    def refuse(path, *args, **kwargs):  # no new file may be made in the folder
+        if Path(path).parent == tmp_path:
+            raise PermissionError(13, "Permission denied")
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(files.os, "open", refuse)
+    err = refused(capsys, *TOURNAMENT, "--out", str(tmp_path))
+    assert err == f"skyjo tournament: {tmp_path / 'tournament.json'}: Permission denied\n"
+    assert files_under(tmp_path) == []
+
+
+def test_overwrite_replaces_a_symbolic_link_in_the_folder_instead_of_writing_through_it(capsys, tmp_path: Path):
+    victim = tmp_path / "victim.json"
+    victim.write_text("not a tournament's")
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "tournament.json").symlink_to(victim)
+    (out / "tournament.csv").symlink_to(tmp_path / "nowhere")  # a link to nothing is an earlier file too
+    err = refused(capsys, *TOURNAMENT, "--out", str(out))
+    assert "already holds a tournament (tournament.json, tournament.csv)" in err
+    assert skyjo(capsys, *TOURNAMENT, "--out", str(out), "--overwrite")[0] == 0
+    assert victim.read_text() == "not a tournament's" and not (tmp_path / "nowhere").exists()
+    assert (
+        not (out / "tournament.json").is_symlink() and json.loads((out / "tournament.json").read_text())["games"] == 2
+    )
+    assert not (out / "tournament.csv").is_symlink() and (out / "tournament.csv").read_text().startswith("name,")
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        ([*TOURNAMENT, "--out", ""], "skyjo tournament: error: argument --out: an empty name is not a folder"),
+        (["benchmark", "counting", "--out", " "], "skyjo benchmark: error: argument --out: an empty name is not a folder"),
+        (["serve", "--games-dir", ""], "skyjo serve: error: argument --games-dir: an empty name is not a folder"),
+    ],
+)  # fmt: skip
+def test_an_empty_folder_name_is_refused(capsys, monkeypatch, tmp_path: Path, argv: list[str], message: str):
+    monkeypatch.chdir(tmp_path)
+    assert refused(capsys, *argv).startswith(message)
+    assert files_under(tmp_path) == []
+
+
+def test_a_symbolic_link_to_nothing_as_the_output_folder_is_refused(capsys, tmp_path: Path):
+    (tmp_path / "link").symlink_to(tmp_path / "nowhere")
+    link = tmp_path / "link"
+    err = refused(capsys, *TOURNAMENT, "--out", str(link))
+    assert err == f"skyjo tournament: --out {link} is a symbolic link to {tmp_path / 'nowhere'}, which does not exist\n"
+    err = refused(capsys, "serve", "--games-dir", str(link), "--port", "0")
+    assert err.startswith(f"skyjo serve: cannot use the games folder {link}: ") and "which does not exist" in err
+    assert files_under(tmp_path) == ["link"]
 
 
 HOLD = """

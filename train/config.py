@@ -22,6 +22,7 @@ from typing_extensions import Doc
 from skyjo_env import limits, rewards
 from skyjo_env.agents import specs
 from skyjo_env.agents.advice import check_advisor
+from skyjo_env.files import write_file
 from skyjo_env.limits import parse_float, parse_int
 from skyjo_env.mixed_games import check_player_counts
 from skyjo_env.rules import Rules
@@ -475,7 +476,7 @@ class TrainConfig:
         return asdict(self)
 
     def save(self, path: str | Path) -> None:
-        Path(path).write_text(json.dumps(self.to_dict(), indent=2) + "\n")
+        write_file(path, json.dumps(self.to_dict(), indent=2) + "\n")
 
     @classmethod
     def from_dict(cls, data: Any) -> TrainConfig:

@@ -27,6 +27,7 @@ from skyjo_env.agents.mlp_policy import MLPPolicy
 from skyjo_env.evaluation.progress import Progress, duration
 from skyjo_env.evaluation.report import check_output_folder
 from skyjo_env.evaluation.tournament import TournamentResult, games_played, run_tournament
+from skyjo_env.files import append_file, write_file
 from skyjo_env.train.config import CHECKPOINT, CHECKPOINT_NEW, CHECKPOINT_OLD, TrainConfig, has_checkpoint
 from skyjo_env.train.imitation import clone, collect, concatenate, softened_teacher
 from skyjo_env.train.networks import SkyjoPolicy
@@ -172,7 +173,7 @@ def warm_start(
         finally:
             torch.set_num_threads(threads)
     record = {"teacher": c.warm_start, "temperature": temperature, "turns": len(demos), "epochs": history}
-    (out / "warm_start.json").write_text(json.dumps(record, indent=2) + "\n")
+    write_file(out / "warm_start.json", json.dumps(record, indent=2) + "\n")
     say(f"warm start: {len(demos):,} turns kept, agreement with {c.warm_start} {history[-1]['agreement']:.3f}")
 
 
@@ -227,8 +228,7 @@ def run_evaluation(
     games = sum(games_played(c.eval_games, p) for p in c.player_counts) * len(c.eval_opponents)
     with Progress(games, f"evaluation at {timesteps:,} steps", "games", enabled=progress) as bar:
         figures = evaluate(policy, c, c.eval_games, seed=timesteps, progress=bar)
-    with open(out / "eval.jsonl", "a") as log:
-        log.write(json.dumps({"timesteps": int(timesteps), "vs": figures}) + "\n")
+    append_file(out / "eval.jsonl", json.dumps({"timesteps": int(timesteps), "vs": figures}) + "\n")
     say(f"evaluation at {timesteps:,} steps ({c.eval_games:,} games each), win rate vs {describe(figures)}")
     return figures
 
@@ -244,8 +244,10 @@ def final_tournament(agent: Policy, config: TrainConfig, progress: bool) -> Tour
 
 def write_results(out: Path, figures: dict[str, dict[str, float]], result: TournamentResult | None) -> None:
     """`results.json`: the final evaluation's figures and the final tournament (`None` for mixed tables)."""
-    (out / "results.json").write_text(
-        json.dumps({"final_eval": figures, "tournament": None if result is None else result.to_dict()}, indent=2) + "\n"
+    write_file(
+        out / "results.json",
+        json.dumps({"final_eval": figures, "tournament": None if result is None else result.to_dict()}, indent=2)
+        + "\n",
     )
 
 
