@@ -13,11 +13,12 @@ information with chance, and a card's value may be drawn at the moment it is rev
   cards are exchangeable), weighted by the value's unseen count ([`outcomes()`][outcomes]). A draw from
   a pile that must first be reshuffled (R12) is played once, on the sampled reshuffle.
 * Each outcome is valued for the deciding seat: its share of the result where the game ended (R20), else
-  from the [`ValueNetwork`][skyjo_env.agents.value_net.ValueNetwork]'s view of it: with `value="game"`
-  the network's expected share of the result; with `value="round"` the expected result of the totals
-  that the network's expected round scores would give ([`expected_results()`][skyjo_env.agents.search.expected_results]:
-  later rounds as fixed random futures), the round-score head's targets being far less noisy than a
-  game's result. With `depth=2` (the default) the position after a take, where the deciding seat places
+  from the [`ValueNetwork`][skyjo_env.agents.value_net.ValueNetwork]'s view of it: with `value="points"`
+  (the default) its expected lead in game totals at the round's end (the opponents' mean total less its
+  own, each with the network's expected score of the round in play), a game's result counting
+  `win_points` points; with `value="game"` the network's expected share of the result. The round-score
+  head learns from targets far less noisy than a game's result, and it values small differences
+  smoothly. With `depth=2` (the default) the position after a take, where the deciding seat places
   the card it took, is valued by its own best placement, one more layer of the same expectimax; with
   `depth=3` so is the position after each drawn value: the whole turn is searched, and the network values
   only positions in which another seat is to act, or a new round. A drawn card's position is valued
@@ -37,7 +38,7 @@ from typing import Any
 import numpy as np
 
 from skyjo_env.actions import DRAW, FLIP, NUM_ACTIONS, REPLACE
-from skyjo_env.agents.search import expected_results, futures, positions
+from skyjo_env.agents.search import positions
 from skyjo_env.agents.specs import make
 from skyjo_env.agents.value_net import DEFAULT, ValueNetwork, load
 from skyjo_env.agents.view import SETUP, decode
@@ -52,20 +53,22 @@ from skyjo_env.rules import Rules
 #: also the seat's placement of it; 3, after a draw too (each drawn value's best use): the whole turn.
 DEPTHS = (1, 2, 3)
 _EXPANDED = {1: (), 2: (TAKEN,), 3: (DRAWN, TAKEN)}  # the phases of the seat's own next decision searched
-#: How a position is valued: `"game"`, the network's expected share of the result; `"round"`, the expected
-#: result of the totals its expected round scores give.
-VALUES_BY = ("round", "game")
+#: How a position is valued: `"points"`, the seat's expected lead in game totals at the round's end (the
+#: opponents' mean total less its own, each total with the network's expected round score), in units of
+#: `win_points`; `"game"`, the network's expected share of the game's result.
+VALUES_BY = ("points", "game")
 _NOWHERE = np.int8(127)  # a card code no real card has: marks the places that hold no hidden card
 
 
 class ExpectimaxPolicy:
-    """One-ply (or two-ply, `depth=2`) expectimax over the chance card with a learned game value.
+    """Expectimax over the chance cards of a decision (and, by `depth`, of the seat's next one) with a learned game value.
 
     Args:
         network: the value network: a shipped name (default `"value"`), a `.npz` file or a run folder of
-            `skyjo train --trainer value`, or a [`ValueNetwork`][skyjo_env.agents.value_net.ValueNetwork].
+            `skyjo train --backend value`, or a [`ValueNetwork`][skyjo_env.agents.value_net.ValueNetwork].
         value: see [`VALUES_BY`][].
         depth: see [`DEPTHS`][].
+        win_points: what a game's result (R20's share) is worth in points of game totals, with `value="points"`.
         setup: the agent spec that makes the setup flips (R5).
         rules: the rules of the table.
         seed: seeds the sampled positions.
@@ -76,8 +79,9 @@ class ExpectimaxPolicy:
     def __init__(
         self,
         network: Any = DEFAULT,
-        value: str = "round",
+        value: str = "points",
         depth: int = 2,
+        win_points: float = 50.0,
         setup: str = "counting",
         rules: Rules | None = None,
         seed: int | None = None,
@@ -95,9 +99,11 @@ class ExpectimaxPolicy:
             )
         self.depth = depth
         self.value = value
+        self.win_points = float(win_points)
+        if not 0 < self.win_points < float("inf"):
+            raise ValueError(f"win_points={win_points!r} is not allowed; use a positive number")
         self.setup = make(setup, rules=self.rules, seed=seed)
         self._rng = np.random.default_rng(seed)
-        self._ahead = futures(self.rules, seed)
 
     def __call__(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
         obs = np.asarray(observations, dtype=np.float32)
@@ -137,7 +143,7 @@ class ExpectimaxPolicy:
         value = np.zeros(len(action))
         over = result.game_over
         if over.any():
-            value[over] = result_shares(result.winners[over])[:, 0]
+            value[over] = result_shares(result.winners[over])[:, 0]  # in win points (R20)
         going = np.flatnonzero(~over)
         again = going[(engine.current[going] == 0) & np.isin(engine.phase[going], _EXPANDED[depth])]
         if len(again):
@@ -159,9 +165,8 @@ class ExpectimaxPolicy:
         results, rounds = self.network.values(pad(observe(engine, 0, games), self.rules.num_players))
         if self.value == "game":
             return results[:, 0]
-        P = self.rules.num_players
-        totals = engine.totals[games] + rounds[:, :P]
-        return expected_results(totals, self.rules.end_score, self._ahead)
+        totals = engine.totals[games] + rounds[:, : self.rules.num_players]
+        return (totals[:, 1:].mean(axis=1) - totals[:, 0]) / self.win_points
 
 
 def outcomes(

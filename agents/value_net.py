@@ -5,7 +5,10 @@ The network reads a padded observation ([`skyjo_env.observation.PADDED_SIZE`][]:
 players alike) and outputs two heads of 8 numbers, one per seat relative to the observer (entry `r` is
 the seat `r` places after it, so entry 0 is its own; entries past the table's size mean nothing):
 the expected share of the game's result (R20: the winners share +1, the others -1), and the expected
-score of the round in play, after R17's doubling ([`ROUND_SCALE`][] points a unit). It is trained by `skyjo train --trainer value`
+score of the round in play, after R17's doubling. The round head outputs what the seat will score beyond
+its grid's expected score now ([`expected_grid_scores()`][expected_grid_scores]: the face-up cards, and every
+face-down card at the mean of the unseen ones), in [`ROUND_SCALE`][] points a unit, so every card counts in
+full from the start and the network learns what play will change. It is trained by `skyjo train --backend value`
 ([`skyjo_env.train.value`][]) on positions of batched self-play with the games' final results as targets,
 and played by the [`expectimax`][skyjo_env.agents.expectimax] agent. Weights and metadata live in one
 `.npz` file, so it loads and runs with numpy alone.
@@ -13,6 +16,7 @@ and played by the [`expectimax`][skyjo_env.agents.expectimax] agent. Weights and
 
 from __future__ import annotations
 
+import io
 import json
 import zipfile
 from pathlib import Path
@@ -21,7 +25,18 @@ from typing import Any
 import numpy as np
 
 from skyjo_env.agents.mlp_policy import ACTIVATIONS, forward
-from skyjo_env.observation import PADDED_SEATS, PADDED_SIZE, PLAYER_COUNTS, count_range, pad, size
+from skyjo_env.cards import COUNTS, MAX_VALUE, MIN_VALUE, SLOTS
+from skyjo_env.files import write_file
+from skyjo_env.observation import (
+    GRID_FEATURES,
+    PADDED_SEATS,
+    PADDED_SIZE,
+    PLAYER_COUNTS,
+    count_range,
+    pad,
+    padded_layout,
+    size,
+)
 
 FORMAT = "skyjo-env/value-network"
 #: The shipped value networks' folder (inside the agents' weights).
@@ -32,6 +47,9 @@ DEFAULT = "value"
 ROUND_SCALE = 10.0
 #: Outputs: the result head's 8 entries, then the round head's.
 OUTPUTS = 2 * PADDED_SEATS
+_UNSEEN = padded_layout()["unseen"]
+_COUNTS = COUNTS.astype(np.float32)
+_VALUES = np.arange(MIN_VALUE, MAX_VALUE + 1, dtype=np.float32)
 
 
 class ValueNetwork:
@@ -79,16 +97,17 @@ class ValueNetwork:
         if x.ndim != 2:
             raise ValueError(f"observations must have shape (N, {PADDED_SIZE}), got {x.shape}")
         out = forward(self.weights, self.activation, x)
-        return out[:, :PADDED_SEATS], out[:, PADDED_SEATS:] * np.float32(ROUND_SCALE)
+        return out[:, :PADDED_SEATS], out[:, PADDED_SEATS:] * np.float32(ROUND_SCALE) + expected_grid_scores(x)
 
     def save(self, path: str | Path) -> None:
-        """Write weights and metadata to one `.npz` file."""
+        """Write weights and metadata to one `.npz` file, whole or not at all."""
         arrays: dict[str, Any] = {f"w{i}": w for i, (w, _) in enumerate(self.weights)}
         arrays |= {f"b{i}": b for i, (_, b) in enumerate(self.weights)}
         header = {"format": FORMAT, "version": 1, "activation": self.activation, "layers": len(self.weights)}
         header["metadata"] = self.metadata
-        with open(path, "wb") as f:
-            np.savez_compressed(f, header=np.array(json.dumps(header)), **arrays)
+        packed = io.BytesIO()
+        np.savez_compressed(packed, header=np.array(json.dumps(header)), **arrays)
+        write_file(path, packed.getvalue())
 
     @classmethod
     def load(cls, path: str | Path) -> ValueNetwork:
@@ -102,6 +121,16 @@ class ValueNetwork:
         except (OSError, KeyError, ValueError, TypeError, EOFError, AttributeError, zipfile.BadZipFile) as exc:
             raise ValueError(f"cannot read value network {path}: {exc}") from exc
         return cls(weights, header["activation"], header.get("metadata"))
+
+
+def expected_grid_scores(padded: np.ndarray) -> np.ndarray:
+    """`(N, 8)` each relative seat's grid score if it were scored now with every face-down card at the mean
+    of the observer's unseen cards (no doubling), from padded observations `(N, 365)`; 0 for absent seats."""
+    x = np.asarray(padded, dtype=np.float32)
+    unseen = x[:, _UNSEEN] * _COUNTS
+    mean = unseen @ _VALUES / np.maximum(unseen.sum(axis=1), 1)
+    grids = x[:, : PADDED_SEATS * GRID_FEATURES].reshape(len(x), PADDED_SEATS, 3, SLOTS)
+    return grids[:, :, 0].sum(axis=2) * np.float32(MAX_VALUE) + grids[:, :, 1].sum(axis=2) * mean[:, None]
 
 
 def shipped() -> list[str]:
@@ -124,5 +153,5 @@ def load(spec: str | Path | ValueNetwork) -> ValueNetwork:
         return ValueNetwork.load(path)
     raise ValueError(
         f"no value network {text!r}: give a shipped one ({', '.join(shipped()) or 'none shipped'}), "
-        "a .npz file or a run folder of `skyjo train --trainer value`"
+        "a .npz file or a run folder of `skyjo train --backend value`"
     )

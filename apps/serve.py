@@ -11,6 +11,7 @@ route                          | what it does
 `POST /api/games/{id}/moves`   | the person's move `{"action": 0, "step": 7}`; returns the view
 `POST /api/games/{id}/advance` | one move of the agent whose turn it is, `{"step": 7}`; returns the view
 `GET /api/games/{id}/snapshot` | the engine's snapshot JSON (a human game only once it is over)
+`GET /api/games/{id}/hints`    | the `expectimax` agent's value of each legal move of the person's seat, from its view alone
 
 A view is `{"id", "seats", "you" (the person's seat, or null), "rules", "table"` (the fields of
 [`skyjo_env.render.Table`][]), `"legal"` (the person's moves now, `[{"action": 0, "name":
@@ -108,6 +109,10 @@ def create_app(games_dir: str | Path, host: str = "127.0.0.1") -> Starlette:
         record = await run_in_threadpool(store.update, game, lambda record: web_games.advance(game, record, sent))
         return JSONResponse(web_games.view(game, record))
 
+    async def hints(request: Request) -> JSONResponse:
+        record = await run_in_threadpool(store.get, game_id(request))
+        return JSONResponse(await run_in_threadpool(web_games.hints, record))
+
     async def snapshot(request: Request) -> JSONResponse:
         state = web_games.snapshot(await run_in_threadpool(store.get, game_id(request)))
         attachment = {"Content-Disposition": f'attachment; filename="skyjo-{game_id(request)}.json"'}
@@ -133,6 +138,7 @@ def create_app(games_dir: str | Path, host: str = "127.0.0.1") -> Starlette:
         Route("/api/games/{game_id}/moves", move, methods=["POST"]),
         Route("/api/games/{game_id}/advance", advance, methods=["POST"]),
         Route("/api/games/{game_id}/snapshot", snapshot),
+        Route("/api/games/{game_id}/hints", hints),
         Mount("/static", StaticFiles(directory=WEB)),
     ]
     handlers = {GameError: refused, HTTPException: http_error, Exception: fault}

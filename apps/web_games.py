@@ -41,11 +41,16 @@ import numpy as np
 from skyjo_env import agents
 from skyjo_env.actions import NUM_ACTIONS, action_name, names
 from skyjo_env.agents.base import Policy
+from skyjo_env.agents.expectimax import ExpectimaxPolicy
+from skyjo_env.agents.value_net import DEFAULT as DEFAULT_VALUE_NETWORK
+from skyjo_env.agents.value_net import ValueNetwork
+from skyjo_env.agents.value_net import load as load_value_network
 from skyjo_env.checks import is_integer
 from skyjo_env.engine import SkyjoEngine
 from skyjo_env.files import write_file
+from skyjo_env.observation import observe
 from skyjo_env.opponents import AgentError, act
-from skyjo_env.phases import OVER
+from skyjo_env.phases import OVER, SETUP
 from skyjo_env.render import public_table, round_end
 from skyjo_env.rules import EPISODES, NEXT_STARTERS, Rules
 
@@ -54,6 +59,7 @@ SEED_BITS = 64  # a seed is an integer 0 <= seed < 2**SEED_BITS
 GAMES_IN_MEMORY = 256  # games in play kept in memory, the least recently used leave first (all stay on disk)
 #: Agents kept built, by name and rules: the least recently used leave first (each may hold a network's weights).
 AGENTS_IN_MEMORY = 32
+HINT_AGENT = "expectimax"  # the agent whose move values the hints show
 _GAME_ID = re.compile(r"[0-9a-f]{32}")
 
 
@@ -223,6 +229,32 @@ def view(game_id: str, record: dict[str, Any]) -> dict[str, Any]:
         "snapshot_ready": _snapshot_ready(record),
         "step": _steps(record),
     }
+
+
+def hints(record: dict[str, Any]) -> dict[str, Any]:
+    """The expectimax agent's value of each legal move of the person, when the person is to act in
+    play (not in the setup flips), computed from the person's view alone: `{"agent": ..., "hints":
+    [{"action": id, "name": ..., "value": share}, ...]}`, best first, `value` its expected share of the
+    game's result (R20: +1 for a sole win). Empty when the person is not to act."""
+    engine = _engine(record)
+    person = _person(record)
+    table = public_table(engine, 0, person)
+    if person is None or table.current != person or int(engine.phase[0]) in (SETUP, OVER):
+        return {"agent": HINT_AGENT, "hints": []}
+    if engine.num_players not in _hint_network().player_counts:
+        raise GameError(409, f"hints are not available at tables of {engine.num_players} players")
+    hinter = ExpectimaxPolicy(_hint_network(), rules=engine.rules, seed=_steps(record))
+    masks = engine.legal_mask()
+    values = hinter.action_values(observe(engine, person), masks)[0]
+    order = sorted(np.flatnonzero(masks[0]).tolist(), key=lambda a: -values[a])
+    return {"agent": HINT_AGENT, "hints": [{"action": a, "name": action_name(a), "value": round(float(values[a]), 4)}
+                                           for a in order]}  # fmt: skip
+
+
+@functools.cache
+def _hint_network() -> ValueNetwork:
+    """The shipped value network the hints are computed with (loaded once)."""
+    return load_value_network(DEFAULT_VALUE_NETWORK)
 
 
 def snapshot(record: dict[str, Any]) -> dict[str, Any]:

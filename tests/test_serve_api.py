@@ -604,3 +604,33 @@ def test_a_move_without_a_legal_action_id_names_what_is_wrong(client: TestClient
     text = error(response, 400)
     assert text.startswith(message) and "dtype" not in text and "game 0" not in text
     assert response.json()["legal"] == view["legal"]
+
+
+# ---------------------------------------------------------------------------------------- hints
+def test_hints_value_every_legal_move_of_the_person_from_their_view_alone(folder: Path) -> None:
+    """The hints (the expectimax agent's values) cover exactly the person's legal moves, best first, only
+    when the person is to move in play; and they do not change when the cards nobody may see are dealt
+    otherwise (RULES.md, what a player can observe)."""
+    client = TestClient(create_app(folder, TEST_HOST))
+    view = start(client, [PERSON, "counting"], seed=3)
+    rng = np.random.default_rng(1)
+    hinted = 0
+    while view["table"]["phase"] != "over" and hinted < 4:
+        answer = client.get(f"/api/games/{view['id']}/hints").json()
+        assert answer["agent"] == "expectimax"
+        if not view["legal"] or view["table"]["phase"] == "setup":
+            assert answer["hints"] == []
+        else:
+            assert sorted(h["action"] for h in answer["hints"]) == sorted(m["action"] for m in view["legal"])
+            values = [h["value"] for h in answer["hints"]]
+            assert values == sorted(values, reverse=True) and all(-1 <= v <= 1 for v in values)
+            record = json.loads((folder / f"{view['id']}.json").read_text())
+            variant = hidden_differently(record["state"], view["you"], rng)
+            assert variant != record["state"]
+            (folder / f"{view['id']}.json").write_text(json.dumps({**record, "state": variant}))
+            restarted = TestClient(create_app(folder, TEST_HOST))  # reads the variant from the folder
+            assert restarted.get(f"/api/games/{view['id']}/hints").json() == answer
+            (folder / f"{view['id']}.json").write_text(json.dumps(record))
+            hinted += 1
+        view = play_one(TestClient(create_app(folder, TEST_HOST)), view)
+    assert hinted == 4

@@ -3,8 +3,9 @@
 [`ValueModel`][] is the torch twin of [`skyjo_env.agents.value_net.ValueNetwork`][] (the same layers;
 [`to_network()`][ValueModel.to_network] hands its weights to numpy). [`fit()`][fit] takes minibatches of
 [`Positions`][skyjo_env.train.value_data.Positions] and minimises the squared errors of every seat's
-predicted share of the result and round score ([`ROUND_SCALE`][skyjo_env.agents.value_net.ROUND_SCALE]
-points a unit) over the table's seats.
+predicted share of the result and round score (beyond the grid's expected score now,
+[`expected_grid_scores()`][skyjo_env.agents.value_net.expected_grid_scores], in
+[`ROUND_SCALE`][skyjo_env.agents.value_net.ROUND_SCALE] points a unit) over the table's seats.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import torch
 from skyjo_env.agents.base import Policy
 from skyjo_env.agents.expectimax import ExpectimaxPolicy
 from skyjo_env.agents.specs import make
-from skyjo_env.agents.value_net import OUTPUTS, ROUND_SCALE, ValueNetwork
+from skyjo_env.agents.value_net import OUTPUTS, ROUND_SCALE, ValueNetwork, expected_grid_scores
 from skyjo_env.observation import PADDED_SIZE
 from skyjo_env.train import driver
 from skyjo_env.train.config import TrainConfig
@@ -78,10 +79,10 @@ def fit(
         order = rng.permutation(n)
         for start in range(0, n - batch_size + 1, batch_size):
             rows = order[start : start + batch_size]
-            x = torch.from_numpy(positions.observations[rows].astype(np.float32))
-            y = torch.from_numpy(
-                np.concatenate([positions.results[rows], positions.rounds[rows] / ROUND_SCALE], axis=1)
-            )
+            observations = positions.observations[rows].astype(np.float32)
+            x = torch.from_numpy(observations)
+            beyond = (positions.rounds[rows] - expected_grid_scores(observations)) / ROUND_SCALE
+            y = torch.from_numpy(np.concatenate([positions.results[rows], beyond], axis=1))
             seats = torch.from_numpy(np.tile(positions.seats[rows], 2))
             loss = ((model(x) - y) ** 2 * seats).sum() / seats.sum()
             optimizer.zero_grad(set_to_none=True)

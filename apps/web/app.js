@@ -45,6 +45,7 @@ async function init() {
   $("draw-pile").addEventListener("click", () => move(DRAW));
   $("discard-pile").addEventListener("click", () => move(TAKE));
   $("pause").addEventListener("click", () => { page.paused = !page.paused; render(); });
+  $("show-hints").addEventListener("change", renderHints);
   $("close-round-end").addEventListener("click", () => { page.closedRound = page.view.last_round.round; render(); });
   document.addEventListener("visibilitychange", () => { if (!document.hidden) refresh(); });
   seatChoices();
@@ -264,7 +265,28 @@ function render() {
     grids.append(panel);
   }
   renderRoundEnd();
+  renderHints();
   scheduleAgents();
+}
+
+// Hints: when the toggle is on and the person is to move, the expectimax agent's value of each legal
+// move (computed by the server from the person's view alone), best first.
+async function renderHints() {
+  const list = $("hints");
+  const wanted = $("show-hints").checked && page.view.legal.length > 0 && page.view.table.phase !== "setup";
+  list.hidden = !wanted;
+  if (!wanted) { list.replaceChildren(); return; }
+  const view = page.view;
+  let answer;
+  try { answer = await api("GET", `api/games/${view.id}/hints`); }
+  catch (error) { list.replaceChildren(Object.assign(document.createElement("li"), { textContent: `no hints: ${error.message}` })); return; }
+  if (page.view !== view) return; // the game moved on meanwhile
+  list.replaceChildren(...answer.hints.map((hint) => {
+    const item = document.createElement("li");
+    item.dataset.action = String(hint.action);
+    item.textContent = `${hint.name}: ${hint.value >= 0 ? "+" : ""}${hint.value.toFixed(3)}`;
+    return item;
+  }));
 }
 
 // The last move, to highlight: its verb, and its seat and slot if it turned a card of this round up.
