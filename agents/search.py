@@ -357,8 +357,8 @@ def _sorted_codes(counts: np.ndarray) -> np.ndarray:
 
 def futures(rules: Rules, seed: int | None) -> np.ndarray:
     """`(FUTURES, FUTURE_ROUNDS, P)` fixed futures of later rounds for [`expected_results()`][expected_results]:
-    every seat's total after each round, less today's, its round scores normal with [`ROUND_MEAN`][] and
-    [`ROUND_SD`][]."""
+    every seat's total after each round, less today's, its round scores normal with `ROUND_MEAN` and
+    `ROUND_SD`."""
     scores = np.random.default_rng(None if seed is None else [seed, 1]).normal(
         ROUND_MEAN, ROUND_SD, (FUTURES, FUTURE_ROUNDS, rules.num_players)
     )

@@ -25,7 +25,8 @@ play in batch between the learner's turns, inside `step`. Its batch size is `(N,
 * Seeds: option `seed` seeds the first full reset; `env.set_seed(s)` the next one. A full reset
   (no `_reset` entry, or all games) deals every game again.
 
-Options: those of [`SkyjoVectorEnv`][skyjo_env.gymnasium_vector_env.SkyjoVectorEnv] (every
+Options, as every view takes them ([`EnvOptions`][skyjo_env.env_options.EnvOptions], declared and
+checked once): those of [`SkyjoVectorEnv`][skyjo_env.gymnasium_vector_env.SkyjoVectorEnv] (every
 [`Rules`][] field as a keyword or `rules=Rules(...)`, `opponents`, `weights`, `seat`, `reward`,
 `reward_scale`, `seed`, `max_steps`, `render_mode`, `obs_type`, `player_counts`), except
 `autoreset_mode`: TorchRL resets ended games itself.
@@ -33,6 +34,7 @@ Options: those of [`SkyjoVectorEnv`][skyjo_env.gymnasium_vector_env.SkyjoVectorE
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Sequence
 from typing import Any
 
@@ -43,13 +45,15 @@ from torchrl.data import Binary, Bounded, Categorical, Composite, Unbounded
 from torchrl.envs import EnvBase
 
 from skyjo_env.actions import NUM_ACTIONS
-from skyjo_env.checks import MAX_STEPS, view_rules
+from skyjo_env.env_options import EnvOptions, view_signature
 from skyjo_env.learner_games import VECTOR_ENV_OPTIONS
 from skyjo_env.mixed_games import vector_games
 from skyjo_env.opponents import OpponentPolicy
-from skyjo_env.rewards import Reward
-from skyjo_env.rules import Rules
 from skyjo_env.spaces import observation_space
+
+#: The options this view takes ([`EnvOptions`][skyjo_env.env_options.EnvOptions]), besides the rule
+#: options: those of the vector views (TorchRL resets ended games itself: no `autoreset_mode`).
+ENV_OPTIONS = VECTOR_ENV_OPTIONS
 
 
 class SkyjoTorchRLEnv(EnvBase):
@@ -58,36 +62,20 @@ class SkyjoTorchRLEnv(EnvBase):
     metadata: dict[str, Any] = {"render_modes": ["rgb_array"]}
     batch_locked = True
 
-    def __init__(
-        self,
-        num_envs: int,
-        *,
-        opponents: Any = None,
-        weights: Sequence[float] | None = None,
-        seat: int | None = None,
-        reward: Reward = "result",
-        reward_scale: float = 1.0,
-        seed: int | None = None,
-        max_steps: int | None = MAX_STEPS,
-        render_mode: str | None = None,
-        obs_type: str | None = None,
-        player_counts: Sequence[int] | None = None,
-        rules: Rules | None = None,
-        **rule_options: Any,
-    ) -> None:
-        rules = view_rules(rule_options, VECTOR_ENV_OPTIONS, rules, render_mode=render_mode,
-                           render_modes=self.metadata["render_modes"], seed=seed, max_steps=max_steps)  # fmt: skip
-        games = vector_games(
-            num_envs, rules, player_counts=player_counts, seat=seat, obs_type=obs_type, opponents=opponents,
-            weights=weights, reward=reward, reward_scale=reward_scale, max_steps=max_steps, seed=seed,
-        )  # fmt: skip
+    #: What help() shows: the number of games, then the options of EnvOptions.
+    __signature__ = view_signature(ENV_OPTIONS, inspect.Parameter("num_envs", inspect.Parameter.POSITIONAL_OR_KEYWORD))
+
+    def __init__(self, num_envs: int, **options: Any) -> None:
+        o = EnvOptions.of(ENV_OPTIONS, self.metadata["render_modes"], options)
+        games = vector_games(num_envs, o)
         N = games.num_games
         super().__init__(batch_size=torch.Size([N]), device="cpu")
         self.games = games
         self.num_envs = N
-        self.render_mode = render_mode
-        self._now = _Now(seed, N)  # (a plain object: torch.nn.Module's attribute setting is slow)
-        box = observation_space(rules, obs_type=games.obs_type)
+        self.options = o
+        self.render_mode = o.render_mode
+        self._now = _Now(o.seed, N)  # (a plain object: torch.nn.Module's attribute setting is slow)
+        box = observation_space(o.rules, obs_type=games.obs_type)
         self.observation_spec = Composite(
             observation=Bounded(
                 low=torch.as_tensor(np.broadcast_to(box.low, (N, *box.shape)).copy()),

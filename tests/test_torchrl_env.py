@@ -3,6 +3,7 @@ opponents, partial resets, and episodes whose rewards match the engine's results
 
 from __future__ import annotations
 
+import inspect
 import subprocess
 import sys
 from pathlib import Path
@@ -219,7 +220,11 @@ def test_options_are_the_vector_views() -> None:
         SkyjoTorchRLEnv(2, autoreset_mode="same_step")
     with pytest.raises(ValueError, match="seat=5 is not allowed"):
         SkyjoTorchRLEnv(2, seat=5)
+    vector = dict(inspect.signature(SkyjoVectorEnv).parameters)
+    del vector["autoreset_mode"]
+    assert inspect.signature(SkyjoTorchRLEnv).parameters == vector  # help() shows EnvOptions' keywords and defaults
     env = SkyjoTorchRLEnv(3, num_players=2, render_mode="rgb_array", seed=0)
+    assert env.options.rules.num_players == 2 and env.options.render_mode == "rgb_array"
     env.reset()
     images = env.render()
     assert len(images) == 3 and images[0].ndim == 3
