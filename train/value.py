@@ -73,7 +73,7 @@ def fit(
     """`epochs` passes of minibatches of `batch_size` over `positions`, in a random order; returns the
     mean loss (the squared errors of both heads, per seat) of the last pass."""
     n = len(positions)
-    losses = []
+    losses: list[float] = []
     for _ in range(epochs):
         losses.clear()
         order = rng.permutation(n)
