@@ -174,7 +174,7 @@ def test_a_value_network_survives_saving_and_loading(tmp_path) -> None:
 @pytest.mark.parametrize(
     ("options", "message"),
     [
-        ({"depth": 3}, "depth=3"),
+        ({"depth": 4}, "depth=4"),
         ({"value": "rounds"}, "value='rounds'"),
         ({"network": "no-such-network"}, "no value network"),
         ({"setup": "nobody"}, "nobody"),
@@ -186,5 +186,10 @@ def test_bad_options_are_refused(options: dict, message: str) -> None:
 
 
 def test_expectimax_is_a_registered_agent_with_the_shipped_value() -> None:
-    player = agents.make("expectimax:depth=1", rules=Rules(num_players=4), seed=0)
-    assert isinstance(player, ExpectimaxPolicy) and 4 in player.network.player_counts
+    """`expectimax` plays the shipped network at the table sizes it was trained for and refuses others."""
+    player = agents.make("expectimax:depth=1", rules=Rules(), seed=0)
+    assert isinstance(player, ExpectimaxPolicy) and player.depth == 1 and 2 in player.network.player_counts
+    untrained = [p for p in range(2, 9) if p not in player.network.player_counts]
+    if untrained:
+        with pytest.raises(ValueError, match=f"this table has {untrained[0]}"):
+            agents.make("expectimax", rules=Rules(num_players=untrained[0]))

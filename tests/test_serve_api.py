@@ -632,5 +632,5 @@ def test_hints_value_every_legal_move_of_the_person_from_their_view_alone(folder
             assert restarted.get(f"/api/games/{view['id']}/hints").json() == answer
             (folder / f"{view['id']}.json").write_text(json.dumps(record))
             hinted += 1
-        view = play_one(TestClient(create_app(folder, TEST_HOST)), view)
+        view = play_one(client, view)  # (and writes the real state back)
     assert hinted == 4
