@@ -675,7 +675,7 @@ class Benchmark:
             by_players=self._by_players(calibration, outcomes),
             calibration=calibration,
             seconds=time.perf_counter() - started,
-            workers=self.workers,
+            workers=min(self.workers, len(matches)),  # the processes that played: one match each at most
         )
 
     def match_versions(self, progress: bool = False) -> list[str | None]:

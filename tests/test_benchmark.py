@@ -326,6 +326,13 @@ def test_matches_played_by_several_processes_give_the_same_card(tiny, capsys):
     assert "processes" not in benchmark.notes(alone)[-1]
 
 
+def test_a_card_reports_the_processes_that_played_not_more_workers_than_matches(tiny):
+    card = run_benchmark("threshold", tiny, players=[2], workers=64, progress=False)
+    played = len(card.matches)
+    assert played < 64 and card.to_dict()["workers"] == played
+    assert benchmark.notes(card)[-1].endswith(f", matches played by {played} processes")
+
+
 def test_a_leaderboard_section_has_a_column_for_each_table_size_played(tiny):
     cards = [run_benchmark(name, tiny, players=[2], progress=False).to_dict() for name in ("threshold", "counting")]
     section = leaderboard_script().leaderboard(cards, tiny)
