@@ -44,7 +44,7 @@ def write_files(contents: Mapping[str | Path, Contents]) -> list[Path]:
             with contextlib.suppress(OSError):
                 temp.unlink(missing_ok=True)
     for folder in {path.parent for path in paths}:
-        _sync_folder(folder)
+        sync_folder(folder)
     return paths
 
 
@@ -85,7 +85,7 @@ def _written_beside(path: Path, data: bytes) -> Path:
     return temp
 
 
-def _sync_folder(folder: Path) -> None:
+def sync_folder(folder: Path) -> None:
     """Flush `folder`'s entries (the moves into it) to the disk, where the system allows it."""
     try:
         fd = os.open(folder, os.O_RDONLY)

@@ -41,6 +41,7 @@ from skyjo_env.agents.base import Policy
 from skyjo_env.agents.mlp_policy import MLPPolicy
 from skyjo_env.evaluation.progress import Progress
 from skyjo_env.evaluation.report import claimed_folder
+from skyjo_env.files import sync_folder, write_file
 from skyjo_env.train.config import (
     CHECKPOINT,
     CHECKPOINT_NEW,
@@ -426,20 +427,14 @@ def write_checkpoint(
     _reached("agent")
     _sync_tree(new)
     _reached("synced")
-    partial = new / "state.json.partial"
-    with open(partial, "w") as file:
-        file.write(json.dumps({"timesteps": int(timesteps), "seconds": seconds}) + "\n")
-        file.flush()
-        os.fsync(file.fileno())
-    os.replace(partial, new / "state.json")
-    _sync_dir(new)
+    write_file(new / "state.json", json.dumps({"timesteps": int(timesteps), "seconds": seconds}) + "\n")
     _reached("state")
     if final.exists():
         os.replace(final, old)
-        _sync_dir(out)
+        sync_folder(out)
     _reached("retired")
     os.replace(new, final)
-    _sync_dir(out)
+    sync_folder(out)
     _reached("placed")
     if old.exists():
         _remove_checkpoint(old)
@@ -455,7 +450,7 @@ def recover_checkpoint(out: Path) -> None:
         if final.exists():  # incomplete
             _remove_checkpoint(final)
         os.replace(found, final)
-        _sync_dir(out)
+        sync_folder(out)
     for name in (CHECKPOINT_NEW, CHECKPOINT_OLD):
         if (out / name).exists():
             _remove_checkpoint(out / name)
@@ -477,19 +472,4 @@ def _sync_tree(folder: Path) -> None:
                 os.fsync(fd)
             finally:
                 os.close(fd)
-        _sync_dir(Path(root))
-
-
-def _sync_dir(folder: Path) -> None:
-    """`fsync` a folder, so that the names made, renamed or removed in it are on disk (where the
-    system allows a folder to be opened: not on Windows)."""
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
+        sync_folder(Path(root))
