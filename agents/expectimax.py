@@ -119,9 +119,9 @@ class ExpectimaxPolicy:
         return actions
 
     def action_values(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
-        """`(N, 26)` each legal action's expected share of the game's result for the deciding seat
-        (R20: +1 for a sole win), `-inf` for the illegal ones; observations of play (not setup) of
-        the seat to act."""
+        """`(N, 26)` each legal action's expected value for the deciding seat in units of a game's result
+        (R20's share: +1 for a sole win; with `value="points"` a lead of `win_points` in totals counts 1),
+        `-inf` for the illegal ones; observations of play (not setup) of the seat to act."""
         obs = np.asarray(observations, dtype=np.float32)
         masks = np.asarray(action_masks, dtype=bool)
         view = decode(obs)

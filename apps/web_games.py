@@ -234,8 +234,9 @@ def view(game_id: str, record: dict[str, Any]) -> dict[str, Any]:
 def hints(record: dict[str, Any]) -> dict[str, Any]:
     """The expectimax agent's value of each legal move of the person, when the person is to act in
     play (not in the setup flips), computed from the person's view alone: `{"agent": ..., "hints":
-    [{"action": id, "name": ..., "value": share}, ...]}`, best first, `value` its expected share of the
-    game's result (R20: +1 for a sole win). Empty when the person is not to act."""
+    [{"action": id, "name": ..., "value": v}, ...]}`, best first, `v` its value in units of a game's result
+    ([`ExpectimaxPolicy.action_values()`][skyjo_env.agents.expectimax.ExpectimaxPolicy.action_values]). Empty
+    when the person is not to act."""
     engine = _engine(record)
     person = _person(record)
     table = public_table(engine, 0, person)
