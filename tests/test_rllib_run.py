@@ -57,12 +57,15 @@ def test_a_field_a_backend_cannot_honour_is_refused_in_one_line_naming_it(capsys
 
 
 def test_every_field_a_backend_refuses_is_honoured_by_another():
+    """A field one backend refuses is another's; the PPO backends refuse only fields whose default is
+    'off' (the value backend refuses the PPO recipe's fields, which it never reads, at any default)."""
     names = {f.name for f in fields(TrainConfig)}
     for backend in BACKENDS.values():
         assert set(backend.cannot) <= names
         for name in backend.cannot:
             assert any(name not in other.cannot for other in BACKENDS.values()), name
-            assert default_of(next(f for f in fields(TrainConfig) if f.name == name)) in (None, False, 1)
+            if backend.name != "value":
+                assert default_of(next(f for f in fields(TrainConfig) if f.name == name)) in (None, False, 1)
 
 
 def test_a_resumed_rllib_run_keeps_its_config(tmp_path: Path):

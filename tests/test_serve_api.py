@@ -194,13 +194,13 @@ def test_agents_fit_the_seat_counts_their_networks_read() -> None:
         ("{}", "seats must be a list"),
         ('{"seats": [null, 3]}', "seats must be a list"),
         ('{"seats": [null, null]}', "at most one seat is the person's"),
-        ('{"seats": [null, "wizard"]}', "unknown agent 'wizard'; known agents: counting, ppo-2p"),
+        ('{"seats": [null, "wizard"]}', "unknown agent 'wizard'; known agents: counting, expectimax, ppo, ppo-2p"),
         # A request names registered agents only: the server imports no file or module it is sent.
         ('{"seats": [null, "tests/reference.py:ReferenceGame"]}', "unknown agent 'tests/reference.py:ReferenceGame'"),
         ('{"seats": [null, "os:getcwd"]}', "unknown agent 'os:getcwd'"),
         (
             '{"seats": [null, "ppo-4p"]}',
-            "agent 'ppo-4p' does not play 2-player games; agents that do: counting, ppo-2p",
+            "agent 'ppo-4p' does not play 2-player games; agents that do: counting, expectimax, ppo, ppo-2p",
         ),
         ('{"seats": [null, "ppo-2p", "counting"]}', "agent 'ppo-2p' does not play 3-player games"),
         ('{"seats": [null]}', "bad rules: num_players=1 is not allowed; use 2 to 8 (R2)"),
