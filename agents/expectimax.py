@@ -48,6 +48,7 @@ from skyjo_env.observation import count_range, observe, pad
 from skyjo_env.phases import DRAWN, TAKEN
 from skyjo_env.rewards import result_shares
 from skyjo_env.rules import Rules
+from skyjo_env.snapshot import public_unseen
 
 #: How far the expectimax looks: 1, the positions after the action; 2, after a take (the card is known)
 #: also the seat's placement of it; 3, after a draw too (each drawn value's best use): the whole turn.
@@ -182,7 +183,8 @@ def outcomes(
     (the action not yet played). An action that reveals no card has one outcome of weight 1.
     """
     # The cards seat 0 has not seen: the public unseen counts, less the card it drew and holds (R10).
-    unseen = SkyjoEngine.from_states(rules, state).unseen.astype(np.int64)
+    names = ("values", "face_up", "removed", "draw_pile", "draw_size", "phase", "held")
+    unseen = public_unseen(*(state[k] for k in names)).astype(np.int64)
     drew = np.flatnonzero(state["phase"] == DRAWN)
     unseen[drew, state["held"][drew].astype(np.int64) - MIN_VALUE] -= 1
     parent, action = np.nonzero(masks)

@@ -239,8 +239,7 @@ def hints(record: dict[str, Any]) -> dict[str, Any]:
     when the person is not to act."""
     engine = _engine(record)
     person = _person(record)
-    table = public_table(engine, 0, person)
-    if person is None or table.current != person or int(engine.phase[0]) in (SETUP, OVER):
+    if person is None or int(engine.current[0]) != person or int(engine.phase[0]) in (SETUP, OVER):
         return {"agent": HINT_AGENT, "hints": []}
     if engine.num_players not in _hint_network().player_counts:
         raise GameError(409, f"hints are not available at tables of {engine.num_players} players")

@@ -153,8 +153,7 @@ class ValueTrainer(Trainer):
         while self._timesteps < loop.until and not loop.time_up():
             P = c.player_counts[self.batches % len(c.player_counts)]
             pool = self.pools[P]
-            with torch.no_grad():
-                positions = play_positions(c.table_rules(P), pool, c.num_envs, KEEP, self.rng, self.weights)
+            positions = play_positions(c.table_rules(P), pool, c.num_envs, KEEP, self.rng, self.weights)
             fit(self.model, self.optimizer, positions, batch_size=c.batch_size, epochs=c.n_epochs, rng=self.rng)
             self.batches += 1
             self._timesteps += len(positions)
