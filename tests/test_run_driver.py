@@ -19,7 +19,6 @@ pytest.importorskip("sb3_contrib")
 
 from skyjo_env.agents import specs  # noqa: E402
 from skyjo_env.agents.base import Policy  # noqa: E402
-from skyjo_env.apps.cli import main  # noqa: E402
 from skyjo_env.train import driver  # noqa: E402
 from skyjo_env.train.config import (  # noqa: E402
     CHECKPOINT,
@@ -32,26 +31,8 @@ from skyjo_env.train.config import (  # noqa: E402
 from skyjo_env.train.driver import CHECKPOINT_PHASES, KILL_AT_PHASE, Loop, Trainer, recover_checkpoint  # noqa: E402
 from skyjo_env.train.ppo import train  # noqa: E402
 
-TINY = ["--total-timesteps", "1024", "--num-envs", "16", "--n-steps", "16", "--batch-size", "128", "--net-arch", "16",
-        "--warm-start", "none", "--advice", "none", "--eval-every", "0", "--eval-games", "4", "--final-games", "4",
-        "--eval-opponents", "random", "--opponents", "random=1", "self=1", "--snapshot-every", "512", "--no-progress"]  # fmt: skip
 #: The phases after which the new checkpoint, not the previous one, is the run's.
 NEW_FROM = ("retired", "placed", "cleaned")
-
-
-@pytest.fixture(scope="module")
-def trained(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A finished 1,024-step run of 2 players with its checkpoint (made once for the module)."""
-    out = tmp_path_factory.mktemp("runs") / "tiny"
-    assert main(["train", *TINY, "--out", str(out)]) == 0
-    return out
-
-
-@pytest.fixture
-def run(trained: Path, tmp_path: Path) -> Path:
-    copy = tmp_path / "tiny"
-    shutil.copytree(trained, copy)
-    return copy
 
 
 def steps(folder: Path) -> int:

@@ -12,19 +12,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from commands import TINY
 from commands import run as skyjo
 
 pytest.importorskip("sb3_contrib")
 
-from skyjo_env.apps.cli import main  # noqa: E402
 from skyjo_env.checks import ActionTypeError  # noqa: E402
 from skyjo_env.gymnasium_env import SkyjoEnv  # noqa: E402
 from skyjo_env.pettingzoo_env import env as aec_env  # noqa: E402
 from skyjo_env.pettingzoo_env import raw_env  # noqa: E402
-
-TINY = ["--total-timesteps", "1024", "--num-envs", "16", "--n-steps", "16", "--batch-size", "128", "--net-arch", "16",
-        "--warm-start", "none", "--advice", "none", "--eval-every", "0", "--eval-games", "4", "--final-games", "4",
-        "--eval-opponents", "random", "--opponents", "random=1", "self=1", "--snapshot-every", "512", "--no-progress"]  # fmt: skip
 
 
 def refused(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
@@ -33,24 +29,6 @@ def refused(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
     assert code == 2, (code, out, err)
     assert "Traceback" not in err and err.count("\n") == 1, err
     return err
-
-
-@pytest.fixture(scope="module")
-def trained(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A finished 1,024-step run of 2 players (made once for the module)."""
-    out = tmp_path_factory.mktemp("runs") / "tiny"
-    assert main(["train", *TINY, "--out", str(out)]) == 0
-    return out
-
-
-@pytest.fixture
-def run(trained: Path, tmp_path: Path) -> Path:
-    """A copy of the trained run that a test may damage."""
-    import shutil
-
-    copy = tmp_path / "tiny"
-    shutil.copytree(trained, copy)
-    return copy
 
 
 def contents(folder: Path) -> dict[str, bytes]:
