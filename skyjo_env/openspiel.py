@@ -22,7 +22,9 @@ every rule; this module adds OpenSpiel's chance nodes and nothing of the rules.
   its named parts those of [`layout()`][skyjo_env.observation.layout]; `observation_string(p)` the text
   table `p` sees. At a chance node they show the position before the player's action that waits.
 * Returns: the game's result (R20, [`result_shares()`][skyjo_env.rewards.result_shares]): the winners
-  share +1, the others -1, all tied 0 (they sum to 0: the game declares itself zero-sum).
+  share +1, the others -1, all tied 0; from -1 (a lone loser) to +1 (a lone winner), `min_utility` and
+  `max_utility`. The game declares itself general-sum (issue 54; no `utility_sum`): the shares do sum
+  to 0, but the declaration promises nothing about the sum.
 
 Limits of OpenSpiel with Python games (docs/environments/openspiel.md): the C++ `MCTSBot.step` and
 `ISMCTSBot.step` crash on them (use the C++ bot's `mcts_search`, or the Python `MCTSBot`), and a
@@ -66,7 +68,7 @@ _GAME_TYPE = pyspiel.GameType(
     dynamics=pyspiel.GameType.Dynamics.SEQUENTIAL,
     chance_mode=pyspiel.GameType.ChanceMode.EXPLICIT_STOCHASTIC,
     information=pyspiel.GameType.Information.IMPERFECT_INFORMATION,
-    utility=pyspiel.GameType.Utility.ZERO_SUM,
+    utility=pyspiel.GameType.Utility.GENERAL_SUM,
     reward_model=pyspiel.GameType.RewardModel.TERMINAL,
     max_num_players=8,
     min_num_players=2,
@@ -105,7 +107,7 @@ class SkyjoGame(pyspiel.Game):
             num_players=self.rules.num_players,
             min_utility=-1.0,
             max_utility=1.0,
-            utility_sum=0.0,
+            utility_sum=None,  # general-sum
             max_game_length=self.max_steps,
         )
         super().__init__(_GAME_TYPE, info, params)

@@ -73,7 +73,7 @@ def test_parameters_are_players_and_every_rule_option() -> None:
     assert game.num_distinct_actions() == NUM_ACTIONS
     assert game.max_chance_outcomes() == NUM_VALUES
     assert game.max_game_length() == MAX_STEPS
-    assert (game.min_utility(), game.max_utility(), game.utility_sum()) == (-1.0, 1.0, 0.0)
+    assert (game.min_utility(), game.max_utility(), game.utility_sum()) == (-1.0, 1.0, None)  # general-sum
     rules = Rules(3, column_rule=False, column_rule_at_final_reveal=False, end_score=50, next_starter="round_ender", episode="round")  # fmt: skip
     assert pyspiel.load_game(GAME_NAME, params_of(rules)).rules == rules
     with pytest.raises(ValueError, match="end_score=0 is not allowed"):
@@ -88,6 +88,27 @@ def test_openspiels_random_simulation_test() -> None:
     game = pyspiel.load_game(GAME_NAME, {"players": 2, "episode": "round"})
     pyspiel.random_sim_test(game, num_sims=2, serialize=True, verbose=False)
     pyspiel.random_sim_test(pyspiel.load_game(GAME_NAME, {"players": 5}), num_sims=1, serialize=False, verbose=False)
+
+
+def test_the_game_is_general_sum_and_its_returns_are_the_r20_shares() -> None:
+    """Issue 54: declared general-sum; the returns of played games are the result shares (R20), within
+    the declared utilities, which a lone winner and a lone loser reach."""
+    game = pyspiel.load_game(GAME_NAME, {"players": 3})
+    assert game.get_type().utility == pyspiel.GameType.Utility.GENERAL_SUM
+    assert game.utility_sum() is None
+    for players in range(2, 9):  # R20 over every split of winners and losers: from -1 to +1
+        splits = np.array([[seat < w for seat in range(players)] for w in range(1, players + 1)])
+        shares = result_shares(splits)
+        assert (shares.min(), shares.max()) == (game.min_utility(), game.max_utility())
+    rng = np.random.default_rng(20)
+    for params in ({"players": 2}, {"players": 3, "episode": "round"}, {"players": 4, "episode": "round"}):
+        state = pyspiel.load_game(GAME_NAME, params).new_initial_state()
+        while not state.is_terminal():
+            random_step(state, rng)
+        totals = state.engine.totals
+        assert state.engine.phase[0] == OVER
+        np.testing.assert_allclose(state.returns(), result_shares(totals == totals.min())[0])  # R20
+        assert game.min_utility() <= min(state.returns()) and max(state.returns()) <= game.max_utility()
 
 
 def test_the_deal_and_the_first_flip_are_chance_nodes_with_the_decks_odds() -> None:
