@@ -2,8 +2,8 @@
 
 A step is ``env.last()`` (observation and action mask of the agent to act) plus ``env.step``,
 with the action drawn uniformly from the mask; finished games are reset. Measured for the bare
-``raw_env`` and for ``env()`` in PettingZoo's standard wrappers, with ``--profile`` a cProfile of
-the bare env instead.
+``raw_env`` and for ``env()`` (an illegal move loses; PettingZoo's order enforcing wrapper), with
+``--profile`` a cProfile of the bare env instead.
 
     python benchmarks/aec_env.py [--seconds 3] [--players 2] [--profile]
 """

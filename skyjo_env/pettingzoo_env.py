@@ -59,10 +59,12 @@ Option `reward`:
 An action is a Python or numpy integer (a 0-d array too), or `None` for an agent that is done;
 anything else raises `skyjo_env.checks.ActionTypeError` (a `TypeError` and a `ValueError`) naming
 it, and an integer outside 0..25 raises a `ValueError`, in `raw_env` and `env()` alike (checks, not
-`assert`s: the same under `python -O`). An illegal action id given to `env()` ends the game with -1 for
-the agent that made it and 0 for the others (PettingZoo's classic convention,
-`TerminateIllegalWrapper`); `raw_env` raises a `ValueError` that names the action and the legal
-ones instead. When the game is over, every agent is stepped once more with `None` (PettingZoo's
+`assert`s: the same under `python -O`). Legality is checked once per step, in `raw_env.step`, and
+an illegal action id is handled in one method: `raw_env` raises a `ValueError` that names the action
+and the legal ones; `env()` (a [`LoseOnIllegalEnv`][]) ends the game with -1 for the agent that made
+it and 0 for the others, every agent terminated and truncated: PettingZoo's classic convention, as
+its `TerminateIllegalWrapper` plays it, without that wrapper's second check (it built an
+observation to read the mask). When the game is over, every agent is stepped once more with `None` (PettingZoo's
 dead steps) and leaves `agents`; a step after that raises a `ValueError` that says to `reset()`.
 
 ### Options
@@ -92,6 +94,7 @@ import gymnasium
 import numpy as np
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
+from pettingzoo.utils.env_logger import EnvLogger
 
 from skyjo_env import render
 from skyjo_env.actions import NUM_ACTIONS
@@ -108,16 +111,16 @@ ENV_OPTIONS = ("reward", "seed", "max_steps", "render_mode", "obs_type")
 
 
 def env(**options: Any) -> AECEnv:
-    """A [`raw_env`][] in PettingZoo's standard classic wrappers (an illegal move loses the game)."""
-    aec = raw_env(**options)
-    aec = wrappers.TerminateIllegalWrapper(aec, illegal_reward=-1)
-    return wrappers.OrderEnforcingWrapper(ActionIdWrapper(aec))
+    """A [`LoseOnIllegalEnv`][] (an illegal move loses the game) in PettingZoo's order-enforcing
+    wrapper and the [`ActionIdWrapper`][]; `options` as [`raw_env`][]."""
+    return wrappers.OrderEnforcingWrapper(ActionIdWrapper(LoseOnIllegalEnv(**options)))
 
 
 class ActionIdWrapper(wrappers.BaseWrapper):
-    """Passes on an action id 0..25 as an int (or `None`) to the wrappers inside it, which index
-    masks with it: `ActionTypeError` naming what is no action id, `ValueError` naming an id out of
-    range (the place of PettingZoo's `AssertOutOfBoundsWrapper`, whose `assert` vanishes under `python -O`)."""
+    """Passes on an action id 0..25 as an int (or `None`): `ActionTypeError` naming what is no action
+    id, `ValueError` naming an id out of range, raised before the environment's legality check, so an
+    id out of range never loses a game (the place of PettingZoo's `AssertOutOfBoundsWrapper`, whose
+    `assert` vanishes under `python -O`)."""
 
     def step(self, action: Any) -> None:
         if action is not None:
@@ -196,8 +199,12 @@ class raw_env(AECEnv):
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
-        phase = PHASE_NAMES[int(self.engine.phase[0])]
-        a = checked_action(action, self._legal(), f"{agent} in phase {phase}")
+        a = action_id(action)  # ActionTypeError for what is no action id: never handled as illegal
+        try:  # the step's one check of legality, against the engine's legal actions
+            checked_action(a, self._legal(), f"{agent} in phase {PHASE_NAMES[int(self.engine.phase[0])]}")
+        except ValueError as error:
+            self._illegal_action(agent, error)
+            return
         self._cumulative_rewards[agent] = 0.0
         result = self.engine.step(np.array([a]), check=False)
         self._mask = None
@@ -224,7 +231,28 @@ class raw_env(AECEnv):
         """Nothing to release: rendering opens no window."""
 
     # ------------------------------------------------------------------ helpers
+    def _illegal_action(self, agent: str, error: ValueError) -> None:
+        """What an illegal action id of `agent` does (`error` names it and the legal ones): raise it."""
+        raise error
+
     def _legal(self) -> np.ndarray:
         if self._mask is None:
             self._mask = self.engine.legal_mask()[0]
         return self._mask
+
+
+class LoseOnIllegalEnv(raw_env):
+    """A [`raw_env`][] where an illegal action id loses the game, as [`env()`][env] plays it: -1 for
+    the agent that made it, 0 for the others, every agent terminated and truncated, then PettingZoo's
+    dead steps (the behaviour of PettingZoo's `TerminateIllegalWrapper(illegal_reward=-1)`, with the
+    one legality check of `raw_env.step`). Its ids out of range raise in `env()`'s [`ActionIdWrapper`][]."""
+
+    def _illegal_action(self, agent: str, error: ValueError) -> None:
+        EnvLogger.warn_on_illegal_move()
+        self._cumulative_rewards[agent] = 0.0
+        self.terminations = dict.fromkeys(self.agents, True)
+        self.truncations = dict.fromkeys(self.agents, True)
+        self.rewards = dict.fromkeys(self.agents, 0.0)
+        self.rewards[agent] = -1.0
+        self._accumulate_rewards()
+        self._deads_step_first()

@@ -163,6 +163,99 @@ def test_wrapped_env_ends_the_game_on_an_illegal_action(caplog):
     assert final == {"player_0": -1.0, "player_1": 0.0}
 
 
+def test_env_checks_a_step_once_without_building_an_observation(monkeypatch):
+    """Issue 54: `raw_env.step`'s check is the step's only one; no TerminateIllegalWrapper builds an
+    observation to read the mask."""
+    import skyjo_env.pettingzoo_env as pettingzoo_env
+
+    aec = env()
+    chain, inner = [], aec
+    while inner is not inner.unwrapped:
+        chain.append(type(inner))
+        inner = inner.env
+    assert chain == [pettingzoo.utils.wrappers.OrderEnforcingWrapper, pettingzoo_env.ActionIdWrapper]
+    assert isinstance(inner, raw_env)
+    checks, observed = [], []
+    check, observe_as = pettingzoo_env.checked_action, pettingzoo_env.observe_as
+    monkeypatch.setattr(pettingzoo_env, "checked_action", lambda *args: checks.append(args) or check(*args))
+    monkeypatch.setattr(pettingzoo_env, "observe_as", lambda *args: observed.append(args) or observe_as(*args))
+    aec.reset(seed=0)
+    aec.step(14)  # a setup flip (R5)
+    assert (len(checks), observed) == (1, [])
+    aec.step(0)  # drawing during the setup is illegal (R5): the game is lost
+    assert (len(checks), observed) == (2, [])
+    assert aec.rewards == {"player_0": -1.0, "player_1": 0.0} and all(aec.terminations.values())
+
+
+def terminate_illegal_env(**options) -> pettingzoo.AECEnv:
+    """`env()` as it was built before issue 54: PettingZoo's TerminateIllegalWrapper around `raw_env`."""
+    from skyjo_env.pettingzoo_env import ActionIdWrapper
+
+    wrapped = pettingzoo.utils.wrappers.TerminateIllegalWrapper(raw_env(**options), illegal_reward=-1)
+    return pettingzoo.utils.wrappers.OrderEnforcingWrapper(ActionIdWrapper(wrapped))
+
+
+def illegal_game(aec, seed: int, legal_steps: int | None, after: int) -> list:
+    """What `aec` shows at every step of a game whose seed plays `legal_steps` random legal moves (or,
+    with `None`, up to the end of the first round) then an illegal one, then its dead steps, `after`
+    more steps once every agent left, and the first steps of the next game."""
+    rng = np.random.default_rng(seed)
+    aec.reset(seed=seed)
+    seen = []
+
+    def look() -> None:
+        base = aec.unwrapped
+        observation, reward, terminated, truncated, info = aec.last() if aec.agents else (None,) * 5
+        seen.append(
+            (aec.agent_selection, list(aec.agents), dict(base.rewards), dict(base._cumulative_rewards),
+             dict(base.terminations), dict(base.truncations), {a: dict(i) for a, i in base.infos.items()},
+             reward, terminated, truncated, info, None if observation is None else observation["observation"].tolist(),
+             None if observation is None else observation["action_mask"].tolist())
+        )  # fmt: skip
+
+    steps = 0
+    while (steps < legal_steps) if legal_steps is not None else not any(aec.unwrapped.rewards.values()):
+        aec.step(int(rng.choice(np.flatnonzero(aec.observe(aec.agent_selection)["action_mask"]))))
+        steps += 1
+    assert aec.agents and not any(aec.terminations.values())  # the game goes on
+    look()
+    mask = aec.unwrapped.engine.legal_mask()[0]
+    aec.step(int(rng.choice(np.flatnonzero(~mask))))
+    look()
+    for _agent in aec.agent_iter():
+        aec.step(None)
+        look()
+    for _ in range(after):
+        aec.step(0)  # PettingZoo's order enforcing warns of a step after the end and does nothing
+        look()
+    aec.reset(seed=seed + 1)
+    for _ in range(3):
+        aec.step(int(rng.choice(np.flatnonzero(aec.observe(aec.agent_selection)["action_mask"]))))
+        look()
+    return seen
+
+
+@pytest.mark.parametrize(
+    ("options", "seed", "legal_steps"),
+    [
+        ({}, 0, 0),  # the first action
+        ({"num_players": 4}, 1, 5),  # during the setup (R5)
+        ({"num_players": 3}, 2, 40),  # mid-game: a drawn card in hand, or a turn's first action (R8..R10)
+        ({"num_players": 3, "reward": "score"}, 4, None),  # right after a round paid its rewards (R16)
+        ({"max_steps": 12}, 5, 11),  # on the last step before the truncation
+    ],
+)
+def test_an_illegal_move_in_env_is_pettingzoos_terminate_illegal_wrapper(options, seed, legal_steps):
+    """env() ends the game as PettingZoo's TerminateIllegalWrapper did (-1 for the agent, 0 for the
+    others; rewards, cumulative rewards, terminations and truncations, dead steps, then the next game)."""
+    ours = illegal_game(env(**options), seed, legal_steps, after=2)
+    theirs = illegal_game(terminate_illegal_env(**options), seed, legal_steps, after=2)
+    assert ours == theirs
+    loser = ours[0][0]
+    assert ours[1][2] == {a: -1.0 if a == loser else 0.0 for a in ours[1][1]}
+    assert all(ours[1][4].values()) and all(ours[1][5].values())
+
+
 def test_max_steps_truncates_everyone():
     aec = env(max_steps=7)
     aec.reset(seed=1)
