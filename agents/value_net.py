@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from skyjo_env.agents.mlp_policy import ACTIVATIONS, forward
-from skyjo_env.cards import COUNTS, MAX_VALUE, MIN_VALUE, SLOTS
+from skyjo_env.cards import COLS, COUNTS, MAX_VALUE, MIN_VALUE, NUM_VALUES, ROWS, SLOTS
 from skyjo_env.files import write_file
 from skyjo_env.observation import (
     GRID_FEATURES,
@@ -47,7 +47,11 @@ DEFAULT = "value"
 ROUND_SCALE = 10.0
 #: Outputs: the result head's 8 entries, then the round head's.
 OUTPUTS = 2 * PADDED_SEATS
+#: The network's inputs: the padded observation, then for every seat, column and card value the number of
+#: the column's face-up cards of that value ([`features()`][features]).
+FEATURES = PADDED_SIZE + PADDED_SEATS * COLS * NUM_VALUES
 _UNSEEN = padded_layout()["unseen"]
+_PLAYERS = padded_layout()["players"]
 _COUNTS = COUNTS.astype(np.float32)
 _VALUES = np.arange(MIN_VALUE, MAX_VALUE + 1, dtype=np.float32)
 
@@ -56,8 +60,8 @@ class ValueNetwork:
     """An MLP `padded observation -> (8 expected result shares, 8 expected round scores)`.
 
     Args:
-        weights: `[(W, b), ...]` per layer, `W` of shape `(in, out)`; the first reads
-            [`PADDED_SIZE`][skyjo_env.observation.PADDED_SIZE] inputs, the last outputs [`OUTPUTS`][].
+        weights: `[(W, b), ...]` per layer, `W` of shape `(in, out)`; the first reads the [`FEATURES`][]
+            inputs of [`features()`][features], the last outputs [`OUTPUTS`][].
         activation: `"tanh"` or `"relu"`, after every layer but the last.
         metadata: facts about its training (player counts, positions, command).
     """
@@ -70,8 +74,8 @@ class ValueNetwork:
     ) -> None:
         if activation not in ACTIVATIONS:
             raise ValueError(f"activation={activation!r} is not allowed; use one of {sorted(ACTIVATIONS)}")
-        if not weights or weights[0][0].shape[0] != PADDED_SIZE or weights[-1][0].shape[1] != OUTPUTS:
-            raise ValueError(f"a value network reads {PADDED_SIZE} inputs and outputs {OUTPUTS} values")
+        if not weights or weights[0][0].shape[0] != FEATURES or weights[-1][0].shape[1] != OUTPUTS:
+            raise ValueError(f"a value network reads {FEATURES} inputs and outputs {OUTPUTS} values")
         for (w0, _), (w1, _) in zip(weights, weights[1:]):
             if w0.shape[1] != w1.shape[0]:
                 raise ValueError(f"layer shapes do not chain: {w0.shape} then {w1.shape}")
@@ -96,7 +100,7 @@ class ValueNetwork:
             x = pad(x, table)
         if x.ndim != 2:
             raise ValueError(f"observations must have shape (N, {PADDED_SIZE}), got {x.shape}")
-        out = forward(self.weights, self.activation, x)
+        out = forward(self.weights, self.activation, features(x))
         return out[:, :PADDED_SEATS], out[:, PADDED_SEATS:] * np.float32(ROUND_SCALE) + expected_grid_scores(x)
 
     def save(self, path: str | Path) -> None:
@@ -121,6 +125,24 @@ class ValueNetwork:
         except (OSError, KeyError, ValueError, TypeError, EOFError, AttributeError, zipfile.BadZipFile) as exc:
             raise ValueError(f"cannot read value network {path}: {exc}") from exc
         return cls(weights, header["activation"], header.get("metadata"))
+
+
+def features(padded: np.ndarray) -> np.ndarray:
+    """`(N, FEATURES)` the network's inputs from padded observations `(N, 365)`: the observation, then per
+    relative seat, column and card value (-2..12) the number of the column's face-up cards of that value:
+    a column's pair or three of a kind (R13) is one input, where the card values alone leave the network
+    to find equal numbers."""
+    x = np.asarray(padded, dtype=np.float32)
+    n = len(x)
+    grids = x[:, : PADDED_SEATS * GRID_FEATURES].reshape(n, PADDED_SEATS, 3, ROWS, COLS)
+    seated = np.arange(PADDED_SEATS) < (x[:, _PLAYERS].argmax(axis=1) + PLAYER_COUNTS[0])[:, None]
+    up = (grids[:, :, 1] == 0) & (grids[:, :, 2] == 0) & seated[:, :, None, None]
+    code = np.rint(grids[:, :, 0] * MAX_VALUE).astype(np.int64) - MIN_VALUE
+    column = (np.arange(PADDED_SEATS)[:, None, None] * COLS + np.arange(COLS)) * NUM_VALUES  # (seat, 1, column)
+    row, *_ = np.nonzero(up)
+    places = (row * (FEATURES - PADDED_SIZE) + (column + code)[up]) if up.any() else row
+    counts = np.bincount(places, minlength=n * (FEATURES - PADDED_SIZE)).astype(np.float32)
+    return np.concatenate([x, counts.reshape(n, -1)], axis=1)
 
 
 def expected_grid_scores(padded: np.ndarray) -> np.ndarray:

@@ -123,14 +123,16 @@ def train_rllib(config: TrainConfig, resume: Path | None = None, **options: Any)
 #: What the value trainer has no use for: the PPO recipe's fields, self-play snapshots and Ray's.
 VALUE_CANNOT = (
     "reward", "reward_scale", "win_bonus", "shaping", "advice", "warm_start", "warm_start_samples",
-    "warm_start_epochs", "warm_start_temperature", "learning_rate_schedule", "n_steps", "gamma", "gae_lambda",
-    "clip_range", "ent_coef", "vf_coef", "max_grad_norm", "precision", "overlap", "snapshot_every", "pool_size",
-    "env_runners", "address",
+    "warm_start_epochs", "warm_start_temperature", "learning_rate_schedule", "n_steps", "gamma", "clip_range",
+    "ent_coef", "vf_coef", "max_grad_norm", "precision", "overlap", "snapshot_every", "pool_size", "env_runners",
+    "address",
 )  # fmt: skip
-#: The value trainer's recipe where it differs from PPO's: the agents whose self-play it learns from, and
-#: evaluations sized to the expectimax agent's milliseconds a decision (the defaults run in under 30 minutes).
+#: The value trainer's recipe where it differs from PPO's: the agents whose self-play it learns from, the
+#: lambda of its TD(lambda) targets, a longer time, and evaluations sized to the expectimax agent's
+#: milliseconds a decision (the defaults run in under 30 minutes).
 VALUE_DEFAULTS: dict[str, Any] = {
-    "opponents": {"counting": 1.0, "ppo": 1.0},
+    "opponents": {"ppo": 1.0},
+    "gae_lambda": 0.5,
     "net_arch": [256, 256],
     "learning_rate": 1e-3,
     "batch_size": 2048,
@@ -141,6 +143,7 @@ VALUE_DEFAULTS: dict[str, Any] = {
     "eval_games": 400,
     "final_games": 400,
     "total_timesteps": 100_000_000,
+    "time_limit_minutes": 25,
 }
 
 

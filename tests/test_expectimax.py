@@ -11,10 +11,10 @@ import pytest
 from skyjo_env import Rules, SkyjoEngine, agents
 from skyjo_env.actions import DRAW, FLIP, REPLACE
 from skyjo_env.agents.expectimax import ExpectimaxPolicy, outcomes
-from skyjo_env.agents.value_net import OUTPUTS, ValueNetwork
+from skyjo_env.agents.value_net import FEATURES, OUTPUTS, ValueNetwork, features
 from skyjo_env.cards import SLOT_FLAGS, SLOTS
 from skyjo_env.engine import STATE
-from skyjo_env.observation import PADDED_SIZE, pad
+from skyjo_env.observation import PADDED_SIZE, observe, pad
 from skyjo_env.phases import CHOOSE, DRAWN
 
 from test_search import midgame, to_act, with_unseen_cards_rearranged
@@ -23,7 +23,7 @@ from test_search import midgame, to_act, with_unseen_cards_rearranged
 def network(seed: int = 0) -> ValueNetwork:
     """A small value network of random weights (its values differ from position to position)."""
     rng = np.random.default_rng(seed)
-    sizes = [PADDED_SIZE, 32, OUTPUTS]
+    sizes = [FEATURES, 32, OUTPUTS]
     return ValueNetwork([(rng.normal(0, 0.3, (a, b)), rng.normal(0, 0.1, b)) for a, b in zip(sizes, sizes[1:])])
 
 
@@ -156,6 +156,32 @@ def test_the_value_network_reads_table_and_padded_observations_alike() -> None:
         assert np.allclose(table, padded)
     with pytest.raises(ValueError, match="padded ones"):
         net.values(obs[:, :-1])
+
+
+def test_the_networks_inputs_count_each_columns_face_up_cards_by_value() -> None:
+    """Past the observation, the inputs hold per relative seat, column (R3: slot = row * 4 + column) and
+    value the column's face-up cards of that value: a pair (R13) is one input; face-down cards, removed
+    columns and the seats a table lacks count nothing."""
+    rules = Rules(num_players=3)
+    engine = midgame(rules, 1, 0, seed=2)
+    state = {k: np.array(getattr(engine, k)) for k in STATE}
+    cards = state["values"][0].reshape(-1)  # every seat's grid; swapping cards keeps the deck (R1)
+    v = next(int(c) for c in cards if (cards == c).sum() >= 2)
+    for slot, source in zip((1, 5), np.flatnonzero(cards == v)[:2]):
+        cards[[slot, source]] = cards[[source, slot]]
+    if cards[9] == v:
+        cards[[9, 0]] = cards[[0, 9]]
+    state["values"][0] = cards.reshape(3, SLOTS)
+    state["face_up"][0] = 0
+    state["face_up"][0, 0] = (1 << 1) | (1 << 5) | (1 << 2)
+    state["removed"][0] = 0
+    engine.load(state)
+    x = pad(observe(engine, 0), 3)
+    counts = features(x)[0, PADDED_SIZE:].reshape(8, 4, 15)
+    assert counts[0, 1, v + 2] == 2 and counts[0, 1].sum() == 2  # the pair; slot 9 (column 1) is face down
+    assert counts[0].sum() == 3 and counts[0, 2, state["values"][0, 0, 2] + 2] == 1
+    assert not counts[3:].any()  # seats 3..7 are not at this table
+    assert np.array_equal(features(x)[:, :PADDED_SIZE], x)
 
 
 def test_a_value_network_survives_saving_and_loading(tmp_path) -> None:

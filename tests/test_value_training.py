@@ -11,8 +11,8 @@ import pytest
 
 from skyjo_env import Rules, agents
 from skyjo_env.agents.expectimax import ExpectimaxPolicy
-from skyjo_env.agents.value_net import ValueNetwork, expected_grid_scores
-from skyjo_env.observation import PADDED_SEATS
+from skyjo_env.agents.value_net import FEATURES, ValueNetwork, expected_grid_scores
+from skyjo_env.observation import PADDED_SEATS, padded_layout
 from skyjo_env.rewards import result_shares
 from skyjo_env.train.config import CHECKPOINT, TrainConfig
 from skyjo_env.train.value import ValueModel, squared_errors, train
@@ -34,6 +34,49 @@ def test_positions_carry_each_seats_result_and_round_score_from_the_observers_vi
     assert np.isin(positions.results[:, 0].round(4), np.unique(sole_winner).round(4)).mean() > 0.9  # ties are rare
     assert (positions.rounds[seats] >= -48).all() and (positions.rounds[~seats] == 0).all()
     assert positions.results.shape == positions.rounds.shape == (len(positions), PADDED_SEATS)
+
+
+def test_branches_value_every_legal_action_of_a_decision_on_one_deal() -> None:
+    """A branched decision gives one position per legal action that does not end the game, from the
+    deciding seat's view, with the scores of a whole round (R16/R17) as targets and no game result; its
+    partner is another action of the same decision. The copies of a decision share the deal: one
+    action's copies from the same state, played on by the same deterministic policy, score alike
+    (twins), so the same seed gives the same targets."""
+    rules = Rules()
+    pool = [agents.make("counting", rules=rules)]
+    plain = play_positions(rules, pool, 16, 0.2, np.random.default_rng(3))
+    both = play_positions(rules, pool, 16, 0.2, np.random.default_rng(3), branch=0.2)
+    again = play_positions(rules, pool, 16, 0.2, np.random.default_rng(3), branch=0.2)
+    assert np.array_equal(plain.result_seats, plain.seats) and np.array_equal(plain.partner, np.arange(len(plain)))
+    branch = np.flatnonzero(~both.result_seats.any(axis=1))
+    assert len(branch) > len(both) // 2 and not both.results[branch].any()
+    assert (both.seats[branch].sum(axis=1) == 2).all() and (both.rounds[branch][:, 2:] == 0).all()
+    assert (both.rounds[branch][:, :2] >= -48).all() and (
+        both.rounds[branch][:, :2] == both.rounds[branch][:, :2].round()
+    ).all()
+    partner = both.partner[branch]
+    assert np.isin(partner, branch).all() and (partner != branch).mean() > 0.95
+    # A decision's actions differ in what the deciding seat did, not in the game's totals (but where an
+    # action ends the round, R15).
+    totals = padded_layout()["totals"]
+    assert (both.observations[branch][:, totals] == both.observations[partner][:, totals]).all(axis=1).mean() > 0.95
+    for field in ("observations", "rounds", "partner"):
+        assert np.array_equal(getattr(both, field), getattr(again, field))
+
+
+def test_bootstrapped_targets_mix_the_networks_round_scores_into_the_rollouts() -> None:
+    """With `bootstrap=(network, lam)` a branch's targets are TD(lambda) returns: with lam = 1 the rollouts'
+    scores alone; with lam = 0 the network's round scores at the deciding seat's next turn where the round
+    goes on that long (an untrained network's: the grids' expected scores, not whole numbers)."""
+    rules = Rules()
+    pool = [agents.make("counting", rules=rules)]
+    network = ValueModel((8,)).to_network()
+    mc = play_positions(rules, pool, 8, 0.0, np.random.default_rng(4), branch=0.3)
+    same = play_positions(rules, pool, 8, 0.0, np.random.default_rng(4), branch=0.3, bootstrap=(network, 1.0))
+    td = play_positions(rules, pool, 8, 0.0, np.random.default_rng(4), branch=0.3, bootstrap=(network, 0.0))
+    assert np.array_equal(mc.rounds, same.rounds) and np.array_equal(mc.observations, td.observations)
+    differ = (td.rounds[:, :2] != mc.rounds[:, :2]).any(axis=1)
+    assert differ.mean() > 0.5 and (td.rounds[differ, :2] != td.rounds[differ, :2].round()).any()
 
 
 def test_the_round_head_counts_every_card_of_the_grid_from_the_start() -> None:
@@ -65,7 +108,7 @@ def test_the_value_trainer_learns_leaves_its_run_folder_and_resumes(tmp_path: Pa
     out = tmp_path / "run"
     said: list[str] = []
     outcome = train(small(out), progress=False, say=said.append)
-    assert said[0].startswith("value network 365 -> 32 -> 32 -> 16") and outcome.timesteps >= 12_000
+    assert said[0].startswith(f"value network {FEATURES} -> 32 -> 32 -> 16") and outcome.timesteps >= 12_000
     network = ValueNetwork.load(out / "value.npz")
     assert network.metadata["positions"] == outcome.timesteps and network.player_counts == (2,)
     rules = Rules()

@@ -317,7 +317,9 @@ class TrainConfig:
     batch_size: Annotated[int, Doc("Minibatch size of the PPO updates.")] = 1024
     n_epochs: Annotated[int, Doc("Passes over each rollout.")] = 4
     gamma: Annotated[float, Doc("Discount factor.")] = 0.995
-    gae_lambda: Annotated[float, Doc("GAE lambda.")] = 0.95
+    gae_lambda: Annotated[float, Doc("GAE lambda; the value backend's TD(lambda) of its targets (1: Monte Carlo).")] = (
+        0.95
+    )
     clip_range: Annotated[float, Doc("PPO clip range.")] = 0.2
     ent_coef: Annotated[float, Doc("Entropy coefficient.")] = 0.005
     vf_coef: Annotated[float, Doc("Value-loss coefficient.")] = 0.5

@@ -20,8 +20,8 @@ import torch
 from skyjo_env.agents.base import Policy
 from skyjo_env.agents.expectimax import ExpectimaxPolicy
 from skyjo_env.agents.specs import make
-from skyjo_env.agents.value_net import OUTPUTS, ROUND_SCALE, ValueNetwork, expected_grid_scores
-from skyjo_env.observation import PADDED_SIZE
+from skyjo_env.agents.value_net import FEATURES, OUTPUTS, ROUND_SCALE, ValueNetwork, expected_grid_scores, features
+from skyjo_env.observation import PADDED_SEATS
 from skyjo_env.train import driver
 from skyjo_env.train.config import TrainConfig
 from skyjo_env.train.driver import Loop, Trainer
@@ -32,17 +32,20 @@ from skyjo_env.train.value_data import Positions, play_positions
 #: The share of the self-play positions kept, at every step of every game (successive positions of a game
 #: differ little).
 KEEP = 0.5
+#: The share of the decisions of play branched: each legal action played in a copy of the game and rolled on
+#: to its round's end ([`play_positions()`][skyjo_env.train.value_data.play_positions]).
+BRANCH = 0.1
 #: The trainer's state in a checkpoint: the torch model and its optimiser.
 STATE_FILE = "value_model.pt"
 
 
 class ValueModel(torch.nn.Module):
-    """`padded observation -> 8 expected shares, 8 expected round scores`, hidden layers `hidden` with
-    `activation`."""
+    """`features of a padded observation -> 8 expected shares, 8 expected round scores`, hidden layers
+    `hidden` with `activation` ([`features()`][skyjo_env.agents.value_net.features] makes its inputs)."""
 
     def __init__(self, hidden: Sequence[int] = (256, 256), activation: str = "relu") -> None:
         super().__init__()
-        sizes = [PADDED_SIZE, *hidden, OUTPUTS]
+        sizes = [FEATURES, *hidden, OUTPUTS]
         layers: list[torch.nn.Module] = []
         for i, (a, b) in enumerate(zip(sizes, sizes[1:])):
             layers.append(torch.nn.Linear(a, b))
@@ -71,7 +74,9 @@ def fit(
     rng: np.random.Generator,
 ) -> float:
     """`epochs` passes of minibatches of `batch_size` over `positions`, in a random order; returns the
-    mean loss (the squared errors of both heads, per seat) of the last pass."""
+    mean loss of the last pass: the squared errors per seat of the result shares (where learnt) and the
+    round scores, and of the round scores' differences to each position's partner (in
+    [`ROUND_SCALE`][skyjo_env.agents.value_net.ROUND_SCALE] units)."""
     n = len(positions)
     losses: list[float] = []
     for _ in range(epochs):
@@ -79,12 +84,18 @@ def fit(
         order = rng.permutation(n)
         for start in range(0, n - batch_size + 1, batch_size):
             rows = order[start : start + batch_size]
-            observations = positions.observations[rows].astype(np.float32)
-            x = torch.from_numpy(observations)
-            beyond = (positions.rounds[rows] - expected_grid_scores(observations)) / ROUND_SCALE
-            y = torch.from_numpy(np.concatenate([positions.results[rows], beyond], axis=1))
-            seats = torch.from_numpy(np.tile(positions.seats[rows], 2))
-            loss = ((model(x) - y) ** 2 * seats).sum() / seats.sum()
+            both = np.concatenate([rows, positions.partner[rows]])
+            observations = positions.observations[both].astype(np.float32)
+            out = model(torch.from_numpy(features(observations)))
+            beyond = torch.from_numpy((positions.rounds[both] - expected_grid_scores(observations)) / ROUND_SCALE)
+            seats = torch.from_numpy(positions.seats[rows].astype(np.float32))
+            counted = torch.from_numpy(positions.result_seats[rows].astype(np.float32))
+            m = len(rows)
+            results = torch.from_numpy(positions.results[rows])
+            error = out[:m, PADDED_SEATS:] - beyond[:m]
+            difference = error - (out[m:, PADDED_SEATS:] - beyond[m:])
+            loss = (((out[:m, :PADDED_SEATS] - results) ** 2 * counted).sum() / counted.sum().clamp(min=1)
+                    + ((error**2 + 2 * difference**2) * seats).sum() / seats.sum())  # fmt: skip
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
             optimizer.step()
@@ -96,10 +107,10 @@ def squared_errors(network: ValueNetwork, positions: Positions) -> tuple[float, 
     """The network's mean squared errors per seat on `positions` (held-out figures): of the result
     shares, and of the round scores (points squared)."""
     results, rounds = network.values(positions.observations.astype(np.float32))
-    seats = positions.seats.sum()
+    counted = max(int(positions.result_seats.sum()), 1)
     return (
-        float(((results - positions.results) ** 2 * positions.seats).sum() / seats),
-        float(((rounds - positions.rounds) ** 2 * positions.seats).sum() / seats),
+        float(((results - positions.results) ** 2 * positions.result_seats).sum() / counted),
+        float(((rounds - positions.rounds) ** 2 * positions.seats).sum() / positions.seats.sum()),
     )
 
 
@@ -107,7 +118,8 @@ class ValueTrainer(Trainer):
     """The value network's trainer for the [run driver][skyjo_env.train.driver]: it alternates batches of
     self-play ([`play_positions()`][skyjo_env.train.value_data.play_positions]: `num_envs` games of
     each table size in turn, every seat played by an agent of `opponents` drawn by weight, positions kept
-    with probability [`KEEP`][]) with `n_epochs` passes of minibatches of `batch_size` over them. Its
+    with probability [`KEEP`][], decisions branched with probability [`BRANCH`][], their targets TD(`gae_lambda`) returns bootstrapped
+    from the network as it is, Monte Carlo ones at `gae_lambda=1`) with `n_epochs` passes of minibatches of `batch_size` over them. Its
     steps are the positions learnt; its agent is the [`expectimax`][skyjo_env.agents.expectimax] player
     over the network, saved as the network itself (`value.npz`)."""
 
@@ -144,7 +156,7 @@ class ValueTrainer(Trainer):
         c = self.config
         players = "/".join(map(str, c.player_counts))
         return (
-            f"value network {PADDED_SIZE} -> {' -> '.join(map(str, c.net_arch))} -> {OUTPUTS} ({c.activation}), "
+            f"value network {FEATURES} -> {' -> '.join(map(str, c.net_arch))} -> {OUTPUTS} ({c.activation}), "
             f"learning from {players}-player self-play of {', '.join(c.opponents)}"
         )
 
@@ -153,7 +165,10 @@ class ValueTrainer(Trainer):
         while self._timesteps < loop.until and not loop.time_up():
             P = c.player_counts[self.batches % len(c.player_counts)]
             pool = self.pools[P]
-            positions = play_positions(c.table_rules(P), pool, c.num_envs, KEEP, self.rng, self.weights)
+            bootstrap = (self.network(), c.gae_lambda) if c.gae_lambda < 1 else None
+            positions = play_positions(
+                c.table_rules(P), pool, c.num_envs, KEEP, self.rng, self.weights, BRANCH, bootstrap
+            )
             fit(self.model, self.optimizer, positions, batch_size=c.batch_size, epochs=c.n_epochs, rng=self.rng)
             self.batches += 1
             self._timesteps += len(positions)
