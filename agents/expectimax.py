@@ -18,12 +18,12 @@ information with chance, and a card's value may be drawn at the moment it is rev
   own, each with the network's expected score of the round in play), a game's result counting
   `win_points` points; with `value="game"` the network's expected share of the result. The round-score
   head learns from targets far less noisy than a game's result, and it values small differences
-  smoothly. With `depth=2` (the default) the position after a take, where the deciding seat places
-  the card it took, is valued by its own best placement, one more layer of the same expectimax; with
-  `depth=3` so is the position after each drawn value: the whole turn is searched, and the network values
-  only positions in which another seat is to act, or a new round. A drawn card's position is valued
-  directly at depth 2: what the pool's play does with a random card is learnt without bias, where a taken
-  card is one the pool's agents chose to take.
+  smoothly. With `depth=1` (the default) every position right after the action is valued by the network,
+  which learnt exactly those positions (every legal action's, [`skyjo_env.train.value_data`][]); with
+  `depth=2` the position after a take, where the deciding seat places the card it took, is valued by its
+  own best placement, one more layer of the same expectimax; with `depth=3` so is the position after each
+  drawn value: the whole turn is searched, and the network values only positions in which another seat is
+  to act, or a new round.
 * The action of highest expected value is played. Setup flips (R5) are left to the `setup` policy.
 
 All games, actions and outcomes of a decision go through one engine and one network call per layer.
@@ -81,7 +81,7 @@ class ExpectimaxPolicy:
         self,
         network: Any = DEFAULT,
         value: str = "points",
-        depth: int = 2,
+        depth: int = 1,
         win_points: float = 50.0,
         setup: str = "counting",
         rules: Rules | None = None,

@@ -2,16 +2,18 @@
 expected score of the round in play.
 
 The network reads a padded observation ([`skyjo_env.observation.PADDED_SIZE`][]: every table of 2 to 8
-players alike) and outputs two heads of 8 numbers, one per seat relative to the observer (entry `r` is
+players alike) with, for every seat and column, the count of each face-up value ([`features()`][features]:
+a pair of R13 is one input), and outputs two heads of 8 numbers, one per seat relative to the observer (entry `r` is
 the seat `r` places after it, so entry 0 is its own; entries past the table's size mean nothing):
 the expected share of the game's result (R20: the winners share +1, the others -1), and the expected
 score of the round in play, after R17's doubling. The round head outputs what the seat will score beyond
 its grid's expected score now ([`expected_grid_scores()`][expected_grid_scores]: the face-up cards, and every
 face-down card at the mean of the unseen ones), in [`ROUND_SCALE`][] points a unit, so every card counts in
 full from the start and the network learns what play will change. It is trained by `skyjo train --backend value`
-([`skyjo_env.train.value`][]) on positions of batched self-play with the games' final results as targets,
-and played by the [`expectimax`][skyjo_env.agents.expectimax] agent. Weights and metadata live in one
-`.npz` file, so it loads and runs with numpy alone.
+([`skyjo_env.train.value`][]) on positions of batched self-play and on every legal action's position of
+branched decisions, with what followed them as targets ([`skyjo_env.train.value_data`][]), and played by
+the [`expectimax`][skyjo_env.agents.expectimax] agent. Weights and metadata live in one `.npz` file, so it
+loads and runs with numpy alone.
 """
 
 from __future__ import annotations

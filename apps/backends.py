@@ -143,7 +143,7 @@ VALUE_DEFAULTS: dict[str, Any] = {
     "eval_games": 400,
     "final_games": 400,
     "total_timesteps": 100_000_000,
-    "time_limit_minutes": 25,
+    "time_limit_minutes": 20,
 }
 
 
