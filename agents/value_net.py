@@ -2,9 +2,10 @@
 expected score of the round in play.
 
 The network reads a padded observation ([`skyjo_env.observation.PADDED_SIZE`][]: every table of 2 to 8
-players alike) with, for every seat and column, the count of each face-up value ([`features()`][features]:
-a pair of R13 is one input), and outputs two heads of 8 numbers, one per seat relative to the observer (entry `r` is
-the seat `r` places after it, so entry 0 is its own; entries past the table's size mean nothing):
+players alike) with, for every seat and column, the count of each face-up value
+([`features()`][features]: a pair of R13 is one input), and outputs two heads of 8 numbers, one per seat
+relative to the observer (entry `r` is the seat `r` places after it, so entry 0 is its own; entries past
+the table's size mean nothing):
 the expected share of the game's result (R20: the winners share +1, the others -1), and the expected
 score of the round in play, after R17's doubling. The round head outputs what the seat will score beyond
 its grid's expected score now ([`expected_grid_scores()`][expected_grid_scores]: the face-up cards, and every
@@ -142,7 +143,7 @@ def features(padded: np.ndarray) -> np.ndarray:
     code = np.rint(grids[:, :, 0] * MAX_VALUE).astype(np.int64) - MIN_VALUE
     column = (np.arange(PADDED_SEATS)[:, None, None] * COLS + np.arange(COLS)) * NUM_VALUES  # (seat, 1, column)
     row, *_ = np.nonzero(up)
-    places = (row * (FEATURES - PADDED_SIZE) + (column + code)[up]) if up.any() else row
+    places = row * (FEATURES - PADDED_SIZE) + (column + code)[up]
     counts = np.bincount(places, minlength=n * (FEATURES - PADDED_SIZE)).astype(np.float32)
     return np.concatenate([x, counts.reshape(n, -1)], axis=1)
 

@@ -118,8 +118,9 @@ class ValueTrainer(Trainer):
     """The value network's trainer for the [run driver][skyjo_env.train.driver]: it alternates batches of
     self-play ([`play_positions()`][skyjo_env.train.value_data.play_positions]: `num_envs` games of
     each table size in turn, every seat played by an agent of `opponents` drawn by weight, positions kept
-    with probability [`KEEP`][], decisions branched with probability [`BRANCH`][], their targets TD(`gae_lambda`) returns bootstrapped
-    from the network as it is, Monte Carlo ones at `gae_lambda=1`) with `n_epochs` passes of minibatches of `batch_size` over them. Its
+    with probability [`KEEP`][], decisions branched with probability [`BRANCH`][], their targets
+    TD(`gae_lambda`) returns bootstrapped from the network as it is, Monte Carlo ones at `gae_lambda=1`)
+    with `n_epochs` passes of minibatches of `batch_size` over them. Its
     steps are the positions learnt; its agent is the [`expectimax`][skyjo_env.agents.expectimax] player
     over the network, saved as the network itself (`value.npz`)."""
 

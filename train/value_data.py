@@ -15,11 +15,13 @@ positions are recorded, each as the padded observation ([`skyjo_env.observation.
   gets that round's scores as targets: the positions the expectimax agent values, one per legal move,
   with targets of the pool's play after it. The copies of one decision share the deal (the hidden cards
   and the draw pile's order), so the differences between their targets are the actions' differences
-  and far less noisy than the targets themselves: each branch names a `partner` of the same decision,
-  (another of the same decision, at random) whose difference the network learns as well. A branch has no game result (its rollout ends with the
-  round).
+  and far less noisy than the targets themselves: each branch names a `partner`, another action of the
+  same decision drawn at random, whose difference the network learns as well. A branch has no game
+  result (its rollout ends with the round).
 
-Monte Carlo targets: no bootstrapping, so the values learnt are those of the pool's play.
+Targets are Monte Carlo (the values learnt are those of the pool's play), or, for branches with
+`bootstrap`, TD(lambda) returns that mix in the network's own round scores at the deciding seat's later
+turns of the round.
 """
 
 from __future__ import annotations
@@ -148,7 +150,7 @@ def _rolled_out(
     branch's targets are TD(lambda) returns: at the start of each of the deciding seat's later turns of
     the round the network's round scores (its view) take a share `1 - lam` of the weight left."""
     P = rules.num_players
-    group = np.concatenate([b["parent"] + 10**9 * k for k, b in enumerate(branches)])  # a decision per value
+    part = np.concatenate([np.full(len(b["parent"]), k) for k, b in enumerate(branches)])
     joined = {k: np.concatenate([b[k] for b in branches]) for k in branches[0]}
     copies = SkyjoEngine.from_states(rules, {k: joined[k] for k in STATE}, seed=int(rng.integers(2**63)))
     decider, seats = joined["decider"], joined["seats"]
@@ -164,7 +166,7 @@ def _rolled_out(
         result = play_policies(copies, live, pool, who, role=_ROLE)
         ended = result.round_over
         done = live[ended]
-        targets[done] += left[done, None] * np.take_along_axis(result.round_scores[ended], relative[done] % P, axis=1)
+        targets[done] += left[done, None] * np.take_along_axis(result.round_scores[ended], relative[done], axis=1)
         scored[done] = True
         live = live[~ended & (copies.steps[live] < MAX_STEPS)]
         if bootstrap is not None and live.size:
@@ -178,11 +180,12 @@ def _rolled_out(
     seat_rows = np.broadcast_to(np.arange(PADDED_SEATS) < P, (len(keep), PADDED_SEATS)).copy()
     rounds = targets[keep]
     rounds[~seat_rows] = 0
-    # Each branch's partner: another kept branch of its decision, drawn at random (itself if none).
-    group = group[keep]
-    starts = np.flatnonzero(np.r_[True, group[1:] != group[:-1]])
-    sizes = np.repeat(np.diff(np.r_[starts, len(keep)]), np.diff(np.r_[starts, len(keep)]))
-    first = np.repeat(starts, np.diff(np.r_[starts, len(keep)]))
+    # Each branch's partner: another kept branch of its decision (a step's part and a row of its games),
+    # drawn at random (itself if none).
+    part, parent = part[keep], joined["parent"][keep]
+    starts = np.flatnonzero(np.r_[True, (part[1:] != part[:-1]) | (parent[1:] != parent[:-1])])
+    size = np.diff(np.r_[starts, len(keep)])
+    first, sizes = np.repeat(starts, size), np.repeat(size, size)
     shift = 1 + (rng.random(len(keep)) * np.maximum(sizes - 1, 1)).astype(np.int64)
     partner = first + (np.arange(len(keep)) - first + shift) % sizes
     return Positions(observations[keep], np.zeros_like(rounds), rounds, seat_rows, np.zeros_like(seat_rows), partner)
