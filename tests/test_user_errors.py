@@ -21,6 +21,8 @@ from skyjo_env.checks import ActionTypeError  # noqa: E402
 from skyjo_env.gymnasium_env import SkyjoEnv  # noqa: E402
 from skyjo_env.pettingzoo_env import env as aec_env  # noqa: E402
 from skyjo_env.pettingzoo_env import raw_env  # noqa: E402
+from skyjo_env.train.config import TrainConfig  # noqa: E402
+from skyjo_env.train.ppo import train as ppo_train  # noqa: E402
 
 
 def refused(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
@@ -518,6 +520,18 @@ def test_a_minibatch_larger_than_a_rollout_is_refused(capsys, tmp_path: Path):
     err = refused(capsys, "train", "--batch-size", "100000", "--out", str(tmp_path / "run"))
     assert "batch_size=100,000 is larger than a rollout (num_envs x n_steps = 512 x 32 = 16,384 steps)" in err
     assert not (tmp_path / "run").exists()
+    with pytest.raises(ValueError, match="batch_size=100,000 is larger than a rollout"):  # a library caller too
+        ppo_train(TrainConfig(batch_size=100_000, out_dir=str(tmp_path / "run")), progress=False)
+    assert not (tmp_path / "run").exists()
+
+
+def test_the_value_backend_has_no_rollout_and_names_only_its_own_fields(capsys, tmp_path: Path):
+    """Its batches are positions, not a PPO rollout: a small --num-envs is no reason to refuse; a bad
+    lambda names lambda alone (gamma is not the value backend's)."""
+    err = refused(capsys, "train", "--backend", "value", "--num-envs", "8", "--gae-lambda", "1.5",
+                  "--out", str(tmp_path / "run"))  # fmt: skip
+    assert "gae_lambda=1.5 is not allowed; use 0 <= gae_lambda <= 1" in err and "gamma" not in err
+    assert "rollout" not in err and not (tmp_path / "run").exists()
 
 
 @pytest.mark.parametrize(

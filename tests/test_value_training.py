@@ -15,7 +15,7 @@ from skyjo_env.agents.value_net import FEATURES, ValueNetwork, expected_grid_sco
 from skyjo_env.observation import PADDED_SEATS, padded_layout
 from skyjo_env.rewards import result_shares
 from skyjo_env.train.config import CHECKPOINT, TrainConfig
-from skyjo_env.train.value import ValueModel, squared_errors, train
+from skyjo_env.train.value import ValueModel, fit, squared_errors, train
 from skyjo_env.train.value_data import play_positions
 
 
@@ -125,3 +125,17 @@ def test_the_value_trainer_learns_leaves_its_run_folder_and_resumes(tmp_path: Pa
         and resumed.run_timesteps == resumed.timesteps - outcome.timesteps
     )
     assert ValueNetwork.load(out / "value.npz").metadata["positions"] == resumed.timesteps
+
+
+def test_a_batch_of_fewer_positions_than_a_minibatch_is_still_learnt() -> None:
+    """The last minibatch of a pass is what is left: a batch smaller than `batch_size` (few games a
+    batch) moves the network, where whole minibatches alone would have learnt nothing."""
+    import torch
+
+    rules = Rules()
+    positions = play_positions(rules, [agents.make("counting", rules=rules)], 2, 0.5, np.random.default_rng(3))
+    model = ValueModel((16,))
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-2)
+    before = [p.detach().clone() for p in model.parameters()]
+    loss = fit(model, optimizer, positions, batch_size=10 * len(positions), epochs=1, rng=np.random.default_rng(0))
+    assert np.isfinite(loss) and all(not torch.equal(a, b) for a, b in zip(before, model.parameters()))

@@ -405,10 +405,10 @@ class TrainConfig:
         for name in ("ent_coef", "vf_coef", "warm_start_temperature"):
             if not getattr(self, name) >= 0:
                 raise ValueError(f"{name}={getattr(self, name)!r} is not allowed; use a number >= 0")
-        if not (0 < self.gamma <= 1 and 0 <= self.gae_lambda <= 1):
-            raise ValueError(
-                f"gamma={self.gamma!r}, gae_lambda={self.gae_lambda!r}: use 0 < gamma <= 1 and 0 <= gae_lambda <= 1"
-            )
+        if not 0 < self.gamma <= 1:
+            raise ValueError(f"gamma={self.gamma!r} is not allowed; use 0 < gamma <= 1")
+        if not 0 <= self.gae_lambda <= 1:
+            raise ValueError(f"gae_lambda={self.gae_lambda!r} is not allowed; use 0 <= gae_lambda <= 1")
         if self.time_limit_minutes is not None and not self.time_limit_minutes > 0:
             raise ValueError(
                 f"time_limit_minutes={self.time_limit_minutes!r} is not allowed; use a positive number or None"
@@ -416,11 +416,6 @@ class TrainConfig:
         if self.seed < 0:
             raise ValueError(f"seed={self.seed!r} is not allowed; use a non-negative integer")
         check_sizes(self)
-        if self.batch_size > self.num_envs * self.n_steps:
-            raise ValueError(
-                f"batch_size={self.batch_size:,} is larger than a rollout (num_envs x n_steps = "
-                f"{self.num_envs:,} x {self.n_steps:,} = {self.num_envs * self.n_steps:,} steps); use at most that"
-            )
         weights = self.opponents.values()
         if not self.opponents or any(not (math.isfinite(w) and w >= 0) for w in weights) or sum(weights) <= 0:
             raise ValueError(

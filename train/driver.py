@@ -4,9 +4,10 @@ A training method (sb3's MaskablePPO: [`skyjo_env.train.ppo`][]; Ray RLlib's PPO
 [`skyjo_env.train.rllib_ppo`][]; any other) is a [`Trainer`][]: it supplies its learning step,
 its agent and its own checkpoint files. The [`RunDriver`][] does the rest, the same for all:
 
-1. the checks, before anything is written: the run folder (`check_run_folder`), the resumed
-   checkpoint (the fields fixed on resume: [`check_fixed_fields()`][check_fixed_fields]; steps left
-   to train: [`check_steps_left()`][check_steps_left]), the opponents (the self-play pool);
+1. the checks, before anything is written: the trainer's own ([`Trainer.check()`][Trainer.check]),
+   the run folder (`check_run_folder`), the resumed checkpoint (the fields fixed on resume:
+   [`check_fixed_fields()`][check_fixed_fields]; steps left to train:
+   [`check_steps_left()`][check_steps_left]), the opponents (the self-play pool);
 2. the start: the trainer built (from the checkpoint when resuming), the folder cleared for a new
    run, `config.json`, the warm start, the first self-play snapshot;
 3. the schedule while the trainer learns ([`Loop`][]): progress, snapshots into the pool,
@@ -92,6 +93,11 @@ class Trainer(ABC):
     def __init__(self, config: TrainConfig, checkpoint: Path | None, timesteps: int) -> None:
         self.config = config
 
+    @classmethod  # noqa: B027 (a hook: nothing unless overridden)
+    def check(cls, config: TrainConfig) -> None:
+        """`ValueError` for a `config` this method cannot learn from (its own sizes); the driver asks
+        before anything is written."""
+
     @property
     @abstractmethod
     def timesteps(self) -> int:
@@ -147,6 +153,15 @@ class PolicyTrainer(Trainer):
 
     progress_label = "PPO"
     takes_snapshots = True
+
+    @classmethod
+    def check(cls, config: TrainConfig) -> None:
+        """A minibatch must fit in a rollout (`num_envs x n_steps` learner steps)."""
+        if config.batch_size > config.num_envs * config.n_steps:
+            raise ValueError(
+                f"batch_size={config.batch_size:,} is larger than a rollout (num_envs x n_steps = "
+                f"{config.num_envs:,} x {config.n_steps:,} = {config.num_envs * config.n_steps:,} steps); use at most that"
+            )
 
     @property
     @abstractmethod
@@ -246,6 +261,7 @@ class RunDriver:
         """`resume`: the checkpoint folder to continue (the run's own `checkpoint/`: put back in
         place first if a kill left it elsewhere); `started`: when the run began (`perf_counter()`),
         for its time limit. `ValueError` for a bad run folder, checkpoint or opponent."""
+        make.check(config)
         self.config = config
         self.make = make
         self.started = time.perf_counter() if started is None else started

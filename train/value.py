@@ -73,7 +73,8 @@ def fit(
     epochs: int,
     rng: np.random.Generator,
 ) -> float:
-    """`epochs` passes of minibatches of `batch_size` over `positions`, in a random order; returns the
+    """`epochs` passes of minibatches of `batch_size` (the last one of a pass what is left) over
+    `positions`, in a random order; returns the
     mean loss of the last pass: the squared errors per seat of the result shares (where learnt) and the
     round scores, and of the round scores' differences to each position's partner (in
     [`ROUND_SCALE`][skyjo_env.agents.value_net.ROUND_SCALE] units)."""
@@ -82,7 +83,7 @@ def fit(
     for _ in range(epochs):
         losses.clear()
         order = rng.permutation(n)
-        for start in range(0, n - batch_size + 1, batch_size):
+        for start in range(0, n, batch_size):
             rows = order[start : start + batch_size]
             both = np.concatenate([rows, positions.partner[rows]])
             observations = positions.observations[both].astype(np.float32)
