@@ -71,7 +71,8 @@ class ExpectimaxPolicy:
         depth: see [`DEPTHS`][].
         win_points: what a game's result (R20's share) is worth in points of game totals, with `value="points"`.
         setup: the agent spec that makes the setup flips (R5).
-        rules: the rules of the table.
+        rules: the rules of the table; at a table of another size the network learnt, the same rules at
+            that size ([`at_table()`][at_table]).
         seed: seeds the sampled positions.
     """
 
@@ -106,11 +107,32 @@ class ExpectimaxPolicy:
             raise ValueError(f"win_points={win_points!r} is not allowed; use a positive number")
         self.setup = make(setup, rules=self.rules, seed=seed)
         self._rng = np.random.default_rng(seed)
+        self._options: dict[str, Any] = {
+            "value": value,
+            "depth": depth,
+            "win_points": win_points,
+            "setup": setup,
+            "seed": seed,
+        }
+        self._tables: dict[int, ExpectimaxPolicy] = {self.rules.num_players: self}
+
+    def at_table(self, players: int) -> ExpectimaxPolicy:
+        """The player for a table of `players` (this one's rules at that size, the same network and
+        options): a network that learnt several table sizes plays at each of them; `ValueError` for a
+        size it did not learn."""
+        if players not in self._tables:
+            self._tables[players] = ExpectimaxPolicy(
+                self.network, rules=self.rules.replace(num_players=players), **self._options
+            )
+        return self._tables[players]
 
     def __call__(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
         obs = np.asarray(observations, dtype=np.float32)
         masks = np.asarray(action_masks, dtype=bool)
-        phase = decode(obs).phase
+        view = decode(obs)
+        if view.num_players != self.rules.num_players:
+            return self.at_table(view.num_players)(obs, masks)
+        phase = view.phase
         actions = np.zeros(len(obs), dtype=np.int64)
         setup = np.flatnonzero(phase == SETUP)
         if setup.size:
@@ -128,9 +150,7 @@ class ExpectimaxPolicy:
         masks = np.asarray(action_masks, dtype=bool)
         view = decode(obs)
         if view.num_players != self.rules.num_players:
-            raise ValueError(
-                f"expectimax was made for {self.rules.num_players} players; observations have {view.num_players}"
-            )
+            return self.at_table(view.num_players).action_values(obs, masks)
         if np.any(view.phase == SETUP):
             raise ValueError("action_values() values decisions of play; setup flips are the setup policy's")
         start = positions(view, self.rules, 1, self._rng)

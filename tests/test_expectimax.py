@@ -219,3 +219,22 @@ def test_expectimax_is_a_registered_agent_with_the_shipped_value() -> None:
     if untrained:
         with pytest.raises(ValueError, match=f"this table has {untrained[0]}"):
             agents.make("expectimax", rules=Rules(num_players=untrained[0]))
+
+
+def test_a_network_of_several_table_sizes_plays_at_each_of_them() -> None:
+    """A player made at 2 players over a network that learnt 2 and 3 plays a 3-player table as a player made
+    there (a mixed run's evaluations), with the game's other rules; a size the network did not learn is refused."""
+    net = ValueNetwork(network().weights, metadata={"player_counts": [2, 3]})
+    rules = Rules(end_score=60)
+    engine = SkyjoEngine(rules.replace(num_players=3), 6, seed=5, auto_reset=False)
+    made_at_2 = ExpectimaxPolicy(net, rules=rules, seed=1)
+    made_at_3 = ExpectimaxPolicy(net, rules=rules.replace(num_players=3), seed=1)
+    for _ in range(30):
+        obs, masks = to_act(engine)
+        actions = made_at_2(obs, masks)
+        assert np.array_equal(actions, made_at_3(obs, masks)) and masks[np.arange(6), actions].all()
+        engine.step(actions)
+    assert made_at_2.at_table(3).rules == rules.replace(num_players=3) and made_at_2.at_table(2) is made_at_2
+    four = SkyjoEngine(rules.replace(num_players=4), 1, seed=5, auto_reset=False)
+    with pytest.raises(ValueError, match="trained for 2, 3 players; this table has 4"):
+        made_at_2(*to_act(four))

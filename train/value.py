@@ -19,9 +19,9 @@ import torch
 
 from skyjo_env.agents.base import Policy
 from skyjo_env.agents.expectimax import ExpectimaxPolicy
-from skyjo_env.agents.specs import make
 from skyjo_env.agents.value_net import FEATURES, OUTPUTS, ROUND_SCALE, ValueNetwork, expected_grid_scores, features
 from skyjo_env.observation import PADDED_SEATS
+from skyjo_env.opponents import OpponentPolicy, build
 from skyjo_env.train import driver
 from skyjo_env.train.config import TrainConfig
 from skyjo_env.train.driver import Loop, Trainer
@@ -142,12 +142,8 @@ class ValueTrainer(Trainer):
                 raise ValueError(f"cannot resume the value network from {checkpoint}: {exc}") from exc
         self._timesteps = timesteps
         self.rng = np.random.default_rng([config.seed, timesteps])
-        specs_, weights = zip(*config.opponents.items())
-        self.weights = np.asarray(weights, dtype=np.float64) / sum(weights)
-        self.pools = {
-            P: [make(spec, rules=config.table_rules(P), seed=config.seed + i) for i, spec in enumerate(specs_)]
-            for P in config.player_counts
-        }
+        self.pools: dict[int, list[OpponentPolicy]] = {}
+        self.weights = np.ones(0)
         self.batches = 0
 
     @property
@@ -161,6 +157,15 @@ class ValueTrainer(Trainer):
             f"value network {FEATURES} -> {' -> '.join(map(str, c.net_arch))} -> {OUTPUTS} ({c.activation}), "
             f"learning from {players}-player self-play of {', '.join(c.opponents)}"
         )
+
+    def set_opponents(self, policies: list[Policy], weights: list[float]) -> None:
+        """The driver's opponent pool: its agents play every seat, drawn by weight (a mixed run's
+        factories built once for each table size)."""
+        self.weights = np.asarray(weights, dtype=np.float64) / sum(weights)
+        self.pools = {
+            P: [build(policy, self.config.table_rules(P), self.config.seed + i) for i, policy in enumerate(policies)]
+            for P in self.config.player_counts
+        }
 
     def learn(self, loop: Loop) -> None:
         c = self.config
