@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 
 from skyjo_env.actions import DRAW, FLIP, NUM_ACTIONS, REPLACE
-from skyjo_env.agents.search import positions
+from skyjo_env.agents.search import default_base, positions
 from skyjo_env.agents.specs import make
 from skyjo_env.agents.value_net import DEFAULT, ValueNetwork, load
 from skyjo_env.agents.view import SETUP, decode
@@ -70,7 +70,13 @@ class ExpectimaxPolicy:
         value: see [`VALUES_BY`][].
         depth: see [`DEPTHS`][].
         win_points: what a game's result (R20's share) is worth in points of game totals, with `value="points"`.
-        setup: the agent spec that makes the setup flips (R5).
+        base: the agent whose choice is played unless the network values another legal action higher by
+            more than `margin` (the rule of thumb of search's paired evidence: a learnt value is trusted
+            only where it differs clearly); `None`, the shipped network for the table's size
+            ([`default_base()`][skyjo_env.agents.search.default_base], as search's).
+        margin: in points of game totals (a game's result counts `win_points`); 0: no base, the network's
+            best action is played at every decision.
+        setup: the agent spec that makes the setup flips (R5); `None`: the base, or counting without one.
         rules: the rules of the table; at a table of another size the network learnt, the same rules at
             that size ([`at_table()`][at_table]).
         seed: seeds the sampled positions.
@@ -84,7 +90,9 @@ class ExpectimaxPolicy:
         value: str = "points",
         depth: int = 1,
         win_points: float = 50.0,
-        setup: str = "counting",
+        base: str | None = None,
+        margin: float = 4.0,
+        setup: str | None = None,
         rules: Rules | None = None,
         seed: int | None = None,
     ) -> None:
@@ -105,12 +113,22 @@ class ExpectimaxPolicy:
         self.win_points = float(win_points)
         if not 0 < self.win_points < float("inf"):
             raise ValueError(f"win_points={win_points!r} is not allowed; use a positive number")
-        self.setup = make(setup, rules=self.rules, seed=seed)
+        self.margin = float(margin)
+        if not 0 <= self.margin < float("inf"):
+            raise ValueError(f"margin={margin!r} is not allowed; use a number of points >= 0 (0: no base)")
+        self.base = None if self.margin == 0 else make(default_base(self.rules) if base is None else base,
+                                                       rules=self.rules, seed=seed)  # fmt: skip
+        if setup is None:
+            self.setup = self.base if self.base is not None else make("counting", rules=self.rules, seed=seed)
+        else:
+            self.setup = make(setup, rules=self.rules, seed=seed)
         self._rng = np.random.default_rng(seed)
         self._options: dict[str, Any] = {
             "value": value,
             "depth": depth,
             "win_points": win_points,
+            "base": base,
+            "margin": margin,
             "setup": setup,
             "seed": seed,
         }
@@ -139,8 +157,21 @@ class ExpectimaxPolicy:
             actions[setup] = self.setup(obs[setup], masks[setup])
         play = np.flatnonzero(phase != SETUP)
         if play.size:
-            actions[play] = self.action_values(obs[play], masks[play]).argmax(axis=1)
+            actions[play] = self.choose(obs[play], masks[play])
         return actions
+
+    def choose(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
+        """`(N,)` the actions of decisions of play: the network's best, or the base's choice where no
+        action's value exceeds that choice's by more than `margin`."""
+        values = self.action_values(observations, action_masks)
+        best = values.argmax(axis=1)
+        if self.base is None:
+            return best
+        # The base gets copies: nothing it writes changes the observations and masks valued here.
+        choice = np.asarray(self.base(observations.copy(), action_masks.copy())).astype(np.int64)
+        rows = np.arange(len(best))
+        gain = values[rows, best] - values[rows, choice]  # inf where the base's choice is illegal
+        return np.where(gain > self.margin / self.win_points, best, choice)
 
     def action_values(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
         """`(N, 26)` each legal action's expected value for the deciding seat in units of a game's result

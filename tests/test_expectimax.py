@@ -65,6 +65,23 @@ def test_expectimax_does_not_peek_at_unseen_cards(depth: int, value: str) -> Non
     assert np.array_equal(np.isfinite(values), masks)  # a value for every legal action, none for the others
 
 
+def test_the_base_is_left_only_for_a_gain_above_the_margin() -> None:
+    """With a base, an action other than the base's choice is played only where the network values it more
+    by over `margin` points (a game's result is `win_points`); with margin 0 the network's best always."""
+    rules = Rules()
+    obs, masks = to_act(midgame(rules, 64, 30, seed=4))
+    values = ExpectimaxPolicy(network(), margin=0, win_points=20, rules=rules, seed=3).action_values(obs, masks)
+    best = values.argmax(axis=1)
+    choice = agents.make("counting", rules=rules)(obs.copy(), masks.copy())
+    gain = (values[np.arange(64), best] - values[np.arange(64), choice]) * 20.0
+    for margin in (0.0, 1.0, 5.0, 1e9):
+        player = ExpectimaxPolicy(network(), margin=margin, base="counting", win_points=20, rules=rules, seed=3)
+        expected = best if margin == 0 else np.where(gain > margin, best, choice)
+        assert np.array_equal(player.choose(obs, masks), expected)
+    assert 0 < (gain > 1.0).sum() < 64  # the margins tell apart: some decisions leave the base, some keep it
+    assert ExpectimaxPolicy(network(), margin=0, rules=rules).base is None
+
+
 def small_position(phase: int) -> dict[str, np.ndarray]:
     """A 2-player position of seat 0 to act in `phase` (CHOOSE, or DRAWN after a draw) with few hidden
     cards: three face-down slots a grid and a draw pile of two (the rest of the draw pile moved under
@@ -204,6 +221,9 @@ def test_a_value_network_survives_saving_and_loading(tmp_path) -> None:
         ({"value": "rounds"}, "value='rounds'"),
         ({"network": "no-such-network"}, "no value network"),
         ({"setup": "nobody"}, "nobody"),
+        ({"base": "nobody"}, "nobody"),
+        ({"margin": -1.0}, "margin=-1.0"),
+        ({"margin": float("inf")}, "margin=inf"),
     ],
 )
 def test_bad_options_are_refused(options: dict, message: str) -> None:
@@ -221,6 +241,7 @@ def test_expectimax_is_a_registered_agent_with_the_shipped_value() -> None:
             agents.make("expectimax", rules=Rules(num_players=untrained[0]))
 
 
+@pytest.mark.filterwarnings("ignore:agent 'ppo-")  # the bases, trained under another end score
 def test_a_network_of_several_table_sizes_plays_at_each_of_them() -> None:
     """A player made at 2 players over a network that learnt 2 and 3 plays a 3-player table as a player made
     there (a mixed run's evaluations), with the game's other rules; a size the network did not learn is refused."""
