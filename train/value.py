@@ -123,7 +123,8 @@ class ValueTrainer(Trainer):
     TD(`gae_lambda`) returns bootstrapped from the network as it is, Monte Carlo ones at `gae_lambda=1`)
     with `n_epochs` passes of minibatches of `batch_size` over them. Its
     steps are the positions learnt; its agent is the [`expectimax`][skyjo_env.agents.expectimax] player
-    over the network, saved as the network itself (`value.npz`)."""
+    over the network alone (`margin=0`: the run's evaluations measure what the network learnt, no base
+    policy's choices), saved as the network itself (`value.npz`)."""
 
     agent_file = "value.npz"
     progress_label = "value positions"
@@ -190,7 +191,7 @@ class ValueTrainer(Trainer):
         )  # fmt: skip
 
     def agent(self, name: str) -> Policy:
-        player = ExpectimaxPolicy(self.network(), rules=self.config.game_rules, seed=self.config.seed)
+        player = ExpectimaxPolicy(self.network(), margin=0, rules=self.config.game_rules, seed=self.config.seed)
         player.name = name
         return player
 
