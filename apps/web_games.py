@@ -243,7 +243,8 @@ def hints(record: dict[str, Any]) -> dict[str, Any]:
         return {"agent": HINT_AGENT, "hints": []}
     if engine.num_players not in _hint_network().player_counts:
         raise GameError(409, f"hints are not available at tables of {engine.num_players} players")
-    hinter = ExpectimaxPolicy(_hint_network(), rules=engine.rules, seed=_steps(record))
+    # The values alone are shown: no base policy (margin 0).
+    hinter = ExpectimaxPolicy(_hint_network(), margin=0, rules=engine.rules, seed=_steps(record))
     masks = engine.legal_mask()
     values = hinter.action_values(observe(engine, person), masks)[0]
     order = sorted(np.flatnonzero(masks[0]).tolist(), key=lambda a: -values[a])
