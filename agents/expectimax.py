@@ -24,7 +24,10 @@ information with chance, and a card's value may be drawn at the moment it is rev
   own best placement, one more layer of the same expectimax; with `depth=3` so is the position after each
   drawn value: the whole turn is searched, and the network values only positions in which another seat is
   to act, or a new round.
-* The action of highest expected value is played. Setup flips (R5) are left to the `setup` policy.
+* The action of highest expected value is played (`margin=0`); by default the choice of a `base` policy
+  (the shipped network for the table's size) is played unless another action's value exceeds its value
+  by more than `margin` points: the network alone is far weaker than the base, and its small
+  disagreements with it are mostly wrong. Setup flips (R5) are left to the `setup` policy.
 
 All games, actions and outcomes of a decision go through one engine and one network call per layer.
 Only the cards of a row's sampled position that are never revealed differ between two positions with
