@@ -10,8 +10,8 @@ matches all have their current versions (the same agent, opponents, rules, games
 rated again on the current scale, and any other is played as by ``skyjo benchmark NAME --suite SUITE --workers W``
 and saved there (``--replay``: play them all). The part of docs/leaderboard.md between the suite's two
 ``leaderboard`` markers is then rewritten from the cards: the full suite's section lists every
-shipped agent, the quick suite's the agents too slow for the full one (search:
-``--suite quick --players 2 --agents search counting ppo-2p``). ``--workers W`` plays W matches of a card at once,
+shipped agent, the quick suite's the agents too slow for the full one (search and expectimax:
+``--suite quick --players 2 --agents search expectimax counting ppo-2p``). ``--workers W`` plays W matches of a card at once,
 one process each (one per core). The rest of the page is written by hand and kept.
 """
 

@@ -74,10 +74,9 @@ def fit(
     rng: np.random.Generator,
 ) -> float:
     """`epochs` passes of minibatches of `batch_size` (the last one of a pass what is left) over
-    `positions`, in a random order; returns the
-    mean loss of the last pass: the squared errors per seat of the result shares (where learnt) and the
-    round scores, and of the round scores' differences to each position's partner (in
-    [`ROUND_SCALE`][skyjo_env.agents.value_net.ROUND_SCALE] units)."""
+    `positions`, in a random order; returns the mean loss of the last pass: the squared errors per seat
+    of the result shares (where learnt) and the round scores, and of the round scores' differences to
+    each position's partner (in [`ROUND_SCALE`][skyjo_env.agents.value_net.ROUND_SCALE] units)."""
     n = len(positions)
     losses: list[float] = []
     for _ in range(epochs):
