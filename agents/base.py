@@ -7,6 +7,9 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from skyjo_env.checks import check_actions, legal_names
+from skyjo_env.opponents import policy_name
+
 #: `prices(observations, action_masks) -> (N, 26)`: how a policy ranks the actions, lower first.
 Pricing = Callable[[np.ndarray, np.ndarray], np.ndarray]
 
@@ -47,3 +50,25 @@ def pricing(policy: Any) -> Pricing | None:
     if callable(logits):
         return lambda observations, action_masks: -np.asarray(logits(observations, action_masks))
     return None
+
+
+def base_choice(base: Any, observations: np.ndarray, action_masks: np.ndarray, role: str) -> np.ndarray:
+    """`(N,)` the actions of `base`, a policy another agent builds on, checked against the boolean
+    `action_masks`: it gets copies (nothing it writes changes what the caller reads), and a malformed
+    result or an illegal action is a `ValueError` naming it as `role` (e.g. `"search's base"`)."""
+    masks = np.asarray(action_masks, dtype=bool)
+    n, name = len(masks), policy_name(base)
+
+    def illegal(i: int, a: int) -> str:
+        return (
+            f"{role} {name!r} chose illegal action {a} (row {i} of {n}); legal actions there: {legal_names(masks[i])}"
+        )
+
+    return check_actions(
+        base(observations.copy(), masks.copy()),
+        masks,
+        malformed=lambda a: (
+            f"{role} {name!r} returned {a.dtype} actions of shape {a.shape}; it must return {n} integer action ids"
+        ),
+        illegal=illegal,
+    )

@@ -41,6 +41,7 @@ from typing import Any
 import numpy as np
 
 from skyjo_env.actions import DRAW, FLIP, NUM_ACTIONS, REPLACE
+from skyjo_env.agents.base import base_choice
 from skyjo_env.agents.search import default_base, positions
 from skyjo_env.agents.specs import make
 from skyjo_env.agents.value_net import DEFAULT, ValueNetwork, load
@@ -170,10 +171,9 @@ class ExpectimaxPolicy:
         best = values.argmax(axis=1)
         if self.base is None:
             return best
-        # The base gets copies: nothing it writes changes the observations and masks valued here.
-        choice = np.asarray(self.base(observations.copy(), action_masks.copy())).astype(np.int64)
+        choice = base_choice(self.base, observations, action_masks, "expectimax's base")
         rows = np.arange(len(best))
-        gain = values[rows, best] - values[rows, choice]  # inf where the base's choice is illegal
+        gain = values[rows, best] - values[rows, choice]
         return np.where(gain > self.margin / self.win_points, best, choice)
 
     def action_values(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:

@@ -44,7 +44,7 @@ import numpy as np
 
 from skyjo_env import random_streams
 from skyjo_env.actions import NUM_ACTIONS
-from skyjo_env.agents.base import pricing
+from skyjo_env.agents.base import base_choice, pricing
 from skyjo_env.agents.specs import make
 from skyjo_env.agents.view import CHOOSE, SETUP, VALUES, ObservationView, decode
 from skyjo_env.cards import COUNTS, DECK_SIZE, MIN_VALUE, NUM_VALUES, SLOT_FLAGS, SLOTS
@@ -155,8 +155,7 @@ class SearchPolicy:
         candidate are left to the base)."""
         obs = np.asarray(observations, dtype=np.float32)
         masks = np.asarray(action_masks, dtype=bool)
-        # The base gets copies: nothing it writes changes the observations and masks searched here.
-        choice = np.asarray(self.base(obs.copy(), masks.copy())).astype(np.int64)
+        choice = base_choice(self.base, obs, masks, "search's base").copy()  # (candidates' rows are set below)
         v = decode(obs)
         if v.num_players != self.rules.num_players:
             raise ValueError(f"search was made for {self.rules.num_players} players; observations have {v.num_players}")

@@ -17,7 +17,7 @@ from skyjo_env.engine import STATE
 from skyjo_env.observation import PADDED_SIZE, observe, pad
 from skyjo_env.phases import CHOOSE, DRAWN
 
-from test_search import midgame, to_act, with_unseen_cards_rearranged
+from test_search import IllegalBase, midgame, to_act, with_unseen_cards_rearranged
 
 
 def network(seed: int = 0) -> ValueNetwork:
@@ -80,6 +80,8 @@ def test_the_base_is_left_only_for_a_gain_above_the_margin() -> None:
         assert np.array_equal(player.choose(obs, masks), expected)
     assert 0 < (gain > 1.0).sum() < 64  # the margins tell apart: some decisions leave the base, some keep it
     assert ExpectimaxPolicy(network(), margin=0, rules=rules).base is None
+    with pytest.raises(ValueError, match=r"expectimax's base 'illegal-base' chose illegal action \d+ \(row 0 of 64\)"):
+        ExpectimaxPolicy(network(), base=IllegalBase(), rules=rules, seed=3).choose(obs, masks)
 
 
 def small_position(phase: int) -> dict[str, np.ndarray]:

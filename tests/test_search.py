@@ -299,3 +299,19 @@ def test_search_by_the_games_expected_result_plays_legally_and_reproducibly(play
     actions = first(obs, masks)
     assert masks[np.arange(len(obs)), actions].all()
     assert np.array_equal(actions, second(obs, masks))
+
+
+class IllegalBase:
+    """A base that plays an illegal action in every row."""
+
+    name = "illegal-base"
+
+    def __call__(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
+        return np.argmin(action_masks, axis=1)
+
+
+def test_a_base_that_plays_an_illegal_action_is_named() -> None:
+    rules = Rules()
+    obs, masks = to_act(midgame(rules, 4, 20, seed=6))
+    with pytest.raises(ValueError, match=r"search's base 'illegal-base' chose illegal action \d+ \(row 0 of 4\)"):
+        SearchPolicy(base=IllegalBase(), rules=rules, seed=0, samples=2)(obs, masks)
