@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import torch
 
 from skyjo_env import Rules, agents
 from skyjo_env.agents.expectimax import ExpectimaxPolicy
@@ -130,8 +131,6 @@ def test_the_value_trainer_learns_leaves_its_run_folder_and_resumes(tmp_path: Pa
 def test_a_batch_of_fewer_positions_than_a_minibatch_is_still_learnt() -> None:
     """The last minibatch of a pass is what is left: a batch smaller than `batch_size` (few games a
     batch) moves the network, where whole minibatches alone would have learnt nothing."""
-    import torch
-
     rules = Rules()
     positions = play_positions(rules, [agents.make("counting", rules=rules)], 2, 0.5, np.random.default_rng(3))
     model = ValueModel((16,))
