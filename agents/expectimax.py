@@ -48,7 +48,7 @@ from skyjo_env.agents.value_net import DEFAULT, ValueNetwork, load
 from skyjo_env.agents.view import SETUP, decode
 from skyjo_env.cards import DECK_SIZE, MIN_VALUE, NUM_VALUES, SLOT_FLAGS, SLOTS
 from skyjo_env.engine import STATE, SkyjoEngine
-from skyjo_env.observation import count_range, observe, pad
+from skyjo_env.observation import count_range, observe
 from skyjo_env.phases import DRAWN, TAKEN
 from skyjo_env.rewards import result_shares
 from skyjo_env.rules import Rules
@@ -194,7 +194,7 @@ class ExpectimaxPolicy:
         """`(n, 26)` the expected value for seat 0 (to act) of each legal action of `masks` in the
         positions `state`, `-inf` for the illegal ones."""
         parent, action, weight, child = outcomes(self.rules, state, masks)
-        engine = SkyjoEngine.from_states(self.rules, child)
+        engine = SkyjoEngine.from_states(self.rules, child, check=False)  # the start's cards, two swapped
         result = engine.step(action, check=False)
         value = np.zeros(len(action))
         over = result.game_over
@@ -218,7 +218,7 @@ class ExpectimaxPolicy:
     def position_values(self, engine: SkyjoEngine, games: np.ndarray) -> np.ndarray:
         """`(n,)` the value for seat 0 of the positions `games` of `engine` (games not over), from its
         view alone (see [`VALUES_BY`][])."""
-        results, rounds = self.network.values(pad(observe(engine, 0, games), self.rules.num_players))
+        results, rounds = self.network.values(observe(engine, 0, games))
         if self.value == "game":
             return results[:, 0]
         totals = engine.totals[games] + rounds[:, : self.rules.num_players]

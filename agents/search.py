@@ -214,7 +214,7 @@ class SearchPolicy:
         """Values for seat 0 of playing `first` in each game of `state`, then the base policy
         for every seat to the end of the round (or `horizon` steps, or
         [`ROLLOUT_STEPS_PER_SEAT`][] per seat)."""
-        engine = SkyjoEngine.from_states(self.rules, state)
+        engine = SkyjoEngine.from_states(self.rules, state, check=False)  # positions() deals the deck
         limit = ROLLOUT_STEPS_PER_SEAT * self.rules.num_players
         if self.horizon is not None:
             limit = min(limit, self.horizon)

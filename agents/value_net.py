@@ -36,6 +36,7 @@ from skyjo_env.observation import (
     PADDED_SIZE,
     PLAYER_COUNTS,
     count_range,
+    layout,
     pad,
     padded_layout,
     size,
@@ -87,11 +88,13 @@ class ValueNetwork:
         self.metadata = dict(metadata or {})
         #: The player counts it was trained for.
         self.player_counts: tuple[int, ...] = tuple(self.metadata.get("player_counts", PLAYER_COUNTS))
+        self._tables: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
 
     def values(self, observations: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """`(results, rounds)`, each `(N, 8)`: per seat relative to the observer, the expected share of
         the game's result and the expected score (points) of the round in play, from padded
-        observations `(N, 365)` or table ones of a trained player count."""
+        observations `(N, 365)` or table ones of a trained player count (the faster: the first layer
+        then reads only the inputs a table of that size can set)."""
         x = np.asarray(observations, dtype=np.float32)
         if x.ndim == 2 and x.shape[1] != PADDED_SIZE:
             table = {size(p): p for p in self.player_counts}.get(x.shape[1])
@@ -100,11 +103,35 @@ class ValueNetwork:
                     f"observations must be padded ones (N, {PADDED_SIZE}) or table ones of "
                     f"{count_range(self.player_counts)} players, got shape {x.shape}"
                 )
-            x = pad(x, table)
-        if x.ndim != 2:
+            w_obs, w_counts, bias = self._table_layer(table)
+            grids = _grids(x, table)
+            first = x @ w_obs + _column_counts(grids) @ w_counts + bias
+            out = forward(self.weights[1:], self.activation, ACTIVATIONS[self.activation](first))
+            unseen = x[:, layout(table)["unseen"]]
+        elif x.ndim == 2:
+            out = forward(self.weights, self.activation, features(x))
+            grids, unseen = _grids(x, PADDED_SEATS), x[:, _UNSEEN]
+        else:
             raise ValueError(f"observations must have shape (N, {PADDED_SIZE}), got {x.shape}")
-        out = forward(self.weights, self.activation, features(x))
-        return out[:, :PADDED_SEATS], out[:, PADDED_SEATS:] * np.float32(ROUND_SCALE) + expected_grid_scores(x)
+        rounds = out[:, PADDED_SEATS:] * np.float32(ROUND_SCALE)
+        rounds[:, : grids.shape[1]] += _grid_scores(grids, unseen)
+        return out[:, :PADDED_SEATS], rounds
+
+    def _table_layer(self, players: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The first layer for table observations of `players`: `(W_obs, W_counts, b)`, the weights of the
+        padded inputs each table input lands on, those of its seats' column counts, and the bias with the
+        constant inputs (the table size) folded in."""
+        if players not in self._tables:
+            w, b = self.weights[0]
+            constant = pad(np.zeros((1, size(players)), np.float32), players)
+            placed = pad(np.eye(size(players), dtype=np.float32), players) - constant
+            counts = w[PADDED_SIZE : PADDED_SIZE + players * COLS * NUM_VALUES]
+            self._tables[players] = (
+                placed @ w[:PADDED_SIZE],
+                np.ascontiguousarray(counts),
+                b + constant[0] @ w[:PADDED_SIZE],
+            )
+        return self._tables[players]
 
     def save(self, path: str | Path) -> None:
         """Write weights and metadata to one `.npz` file, whole or not at all."""
@@ -136,25 +163,40 @@ def features(padded: np.ndarray) -> np.ndarray:
     a column's pair or three of a kind (R13) is one input, where the card values alone leave the network
     to find equal numbers."""
     x = np.asarray(padded, dtype=np.float32)
-    n = len(x)
-    grids = x[:, : PADDED_SEATS * GRID_FEATURES].reshape(n, PADDED_SEATS, 3, ROWS, COLS)
     seated = np.arange(PADDED_SEATS) < (x[:, _PLAYERS].argmax(axis=1) + PLAYER_COUNTS[0])[:, None]
-    up = (grids[:, :, 1] == 0) & (grids[:, :, 2] == 0) & seated[:, :, None, None]
-    code = np.rint(grids[:, :, 0] * MAX_VALUE).astype(np.int64) - MIN_VALUE
-    column = (np.arange(PADDED_SEATS)[:, None, None] * COLS + np.arange(COLS)) * NUM_VALUES  # (seat, 1, column)
-    row, *_ = np.nonzero(up)
-    places = row * (FEATURES - PADDED_SIZE) + (column + code)[up]
-    counts = np.bincount(places, minlength=n * (FEATURES - PADDED_SIZE)).astype(np.float32)
-    return np.concatenate([x, counts.reshape(n, -1)], axis=1)
+    return np.concatenate([x, _column_counts(_grids(x, PADDED_SEATS), seated)], axis=1)
 
 
 def expected_grid_scores(padded: np.ndarray) -> np.ndarray:
     """`(N, 8)` each relative seat's grid score if it were scored now with every face-down card at the mean
     of the observer's unseen cards (no doubling), from padded observations `(N, 365)`; 0 for absent seats."""
     x = np.asarray(padded, dtype=np.float32)
-    unseen = x[:, _UNSEEN] * _COUNTS
-    mean = unseen @ _VALUES / np.maximum(unseen.sum(axis=1), 1)
-    grids = x[:, : PADDED_SEATS * GRID_FEATURES].reshape(len(x), PADDED_SEATS, 3, SLOTS)
+    return _grid_scores(_grids(x, PADDED_SEATS), x[:, _UNSEEN])
+
+
+def _grids(x: np.ndarray, seats: int) -> np.ndarray:
+    """`(N, seats, 3, SLOTS)` the first `seats` grids of observations (table or padded: the grids come
+    first): per slot its value / 12, face-down flag, removed flag."""
+    return x[:, : seats * GRID_FEATURES].reshape(len(x), seats, 3, SLOTS)
+
+
+def _column_counts(grids: np.ndarray, seated: np.ndarray | None = None) -> np.ndarray:
+    """`(N, seats * COLS * NUM_VALUES)` per seat, column and value the column's face-up cards of that value,
+    from [`_grids()`][_grids]; nothing for the seats where `seated` `(N, seats)` is False."""
+    up = (grids[:, :, 1] == 0) & (grids[:, :, 2] == 0)
+    if seated is not None:
+        up &= seated[:, :, None]
+    code = (np.rint(grids[:, :, 0] * MAX_VALUE) - MIN_VALUE).astype(np.int8)
+    cards = (code[..., None] == np.arange(NUM_VALUES, dtype=np.int8)) & up[..., None]  # (N, seats, SLOTS, 15)
+    n, seats = grids.shape[:2]
+    return cards.reshape(n, seats, ROWS, COLS, NUM_VALUES).sum(axis=2, dtype=np.float32).reshape(n, -1)
+
+
+def _grid_scores(grids: np.ndarray, unseen: np.ndarray) -> np.ndarray:
+    """`(N, seats)` the grids' scores with every face-down card at the mean of the `unseen` counts (the
+    observation's, a share of each value's [`COUNTS`][skyjo_env.cards.COUNTS])."""
+    cards = unseen * _COUNTS
+    mean = cards @ _VALUES / np.maximum(cards.sum(axis=1), 1)
     return grids[:, :, 0].sum(axis=2) * np.float32(MAX_VALUE) + grids[:, :, 1].sum(axis=2) * mean[:, None]
 
 

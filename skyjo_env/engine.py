@@ -160,6 +160,11 @@ class SkyjoEngine:
         seed: int | None = None,
         auto_reset: bool = True,
     ) -> None:
+        self._allocate(rules, batch_size, seed, auto_reset)
+        self.reset_games(self._batch.all)
+
+    def _allocate(self, rules: Rules | None, batch_size: int, seed: int | None, auto_reset: bool) -> None:
+        """Check the options and make the arrays of `batch_size` games (not dealt yet)."""
         self.rules = rules if rules is not None else Rules()
         if not isinstance(self.rules, Rules):
             raise ValueError(f"rules must be a skyjo_env.Rules, not {type(self.rules).__name__}")
@@ -177,7 +182,6 @@ class SkyjoEngine:
         self._next_seat = np.roll(np.arange(P, dtype=np.int8), -1)  # seat p -> seat p + 1 (mod P)
         self._seat_distance = (np.arange(P) - np.arange(P)[:, None]) % P  # [s, p]: seats from s on to p
         self._rng = np.random.default_rng(seed)
-        self.reset_games(self._batch.all)
 
     # ------------------------------------------------------------------ starting games
     def reset(self, seed: int | None = None) -> None:
@@ -611,14 +615,20 @@ class SkyjoEngine:
         return snapshot.encode(self.rules, {name: getattr(self, name)[g, ...] for name in STATE}, decks)
 
     @classmethod
-    def from_states(cls, rules: Rules, state: dict[str, np.ndarray], *, seed: int | None = None) -> SkyjoEngine:
-        """An engine without auto-reset whose games hold `state` (see [`load()`][load]); its batch size
-        is the length of the arrays."""
-        engine = cls(rules, len(state["phase"]), seed=seed, auto_reset=False)
-        engine.load(state)
+    def from_states(
+        cls, rules: Rules, state: dict[str, np.ndarray], *, seed: int | None = None, check: bool = True
+    ) -> SkyjoEngine:
+        """An engine without auto-reset whose games hold `state` (see [`load()`][load], and its `check`);
+        its batch size is the length of the arrays. No game is dealt before: `seed` seeds the games that
+        [`reset()`][reset] starts."""
+        if "phase" not in state:
+            raise ValueError("state is missing array(s) ['phase']")
+        engine = cls.__new__(cls)
+        engine._allocate(rules, len(state["phase"]), seed, auto_reset=False)
+        engine.load(state, check=check)
         return engine
 
-    def load(self, state: dict[str, np.ndarray]) -> None:
+    def load(self, state: dict[str, np.ndarray], *, check: bool = True) -> None:
         """Set every game of the batch at once from arrays named and shaped as the attributes of
         [`STATE`][] (the state fields but the derived `unseen`), which it derives.
 
@@ -627,7 +637,10 @@ class SkyjoEngine:
         one that the next step or round would overflow
         ([`check_bounds()`][skyjo_env.snapshot.check_bounds]: a phase, seat or card that cannot be,
         a total at or above `end_score` in a game not over, a step count at the int32 limit), or a
-        game whose cards are not the 150-card deck (R1); nothing changes then.
+        game whose cards are not the 150-card deck (R1); nothing changes then. `check=False` skips the
+        checks of numbers and cards (not of names and shapes), as [`step()`][step]'s does: for simulators
+        whose states come from this engine's own (a copy, a card swapped with another hidden one), where a
+        wrong state is the caller's defect.
         """
         missing = [name for name in STATE if name not in state]
         if missing:
@@ -636,8 +649,13 @@ class SkyjoEngine:
         for name, array in arrays.items():
             if array.shape != getattr(self, name).shape:
                 raise ValueError(f"state[{name!r}] must have shape {getattr(self, name).shape}, got {array.shape}")
-        snapshot.check_bounds(arrays, self.rules, lambda g: f"game {g}")
-        a = arrays
+        if check:
+            self._check_cards(arrays)
+        self._set_games(self._batch.all, arrays)
+
+    def _check_cards(self, a: dict[str, np.ndarray]) -> None:
+        """`ValueError` for a batch of states with a number out of range or cards that are not the deck."""
+        snapshot.check_bounds(a, self.rules, lambda g: f"game {g}")
         kept = ~SLOT_FLAGS[a["removed"]]
         in_hand = (a["phase"] == DRAWN) | (a["phase"] == TAKEN)
         draw = np.arange(DECK_SIZE) < a["draw_size"][:, None]
@@ -654,7 +672,6 @@ class SkyjoEngine:
         wrong = np.flatnonzero((counts.reshape(-1, NUM_VALUES) != COUNTS).any(axis=1))
         if wrong.size:
             raise ValueError(f"game {int(wrong[0])}'s cards are not the 150-card deck (R1)")
-        self._set_games(self._batch.all, arrays)
 
     @classmethod
     def of_game(cls, data: dict[str, Any], rules: Rules | None = None) -> SkyjoEngine:

@@ -66,6 +66,30 @@ def test_a_load_checks_names_shapes_and_the_deck() -> None:
         assert np.array_equal(getattr(target, name), array), name
 
 
+def test_an_unchecked_load_still_checks_names_and_shapes_and_plays_on_as_a_checked_one() -> None:
+    """`check=False` (simulators' copies of the engine's own states) skips only the checks of numbers and
+    cards: a copy so made equals a checked one; missing or misshapen arrays are still refused."""
+    rules = Rules(num_players=3)
+    state = arrays(played(rules, 6, 80, seed=5))
+    fast, checked = SkyjoEngine.from_states(rules, state, check=False), SkyjoEngine.from_states(rules, state)
+    for name in (*STATE, "unseen"):
+        assert np.array_equal(getattr(fast, name), getattr(checked, name)), name
+    running = np.flatnonzero(checked.phase != OVER)
+    actions = sample_bits(checked.legal_bits(running), np.random.default_rng(0))
+    fast.step(actions, running)
+    checked.step(actions, running)
+    for name in (*STATE, "unseen"):
+        assert np.array_equal(getattr(fast, name), getattr(checked, name)), name
+    with pytest.raises(ValueError, match="missing"):
+        SkyjoEngine.from_states(rules, {k: v for k, v in state.items() if k != "phase"}, check=False)
+    with pytest.raises(ValueError, match="shape"):
+        SkyjoEngine.from_states(rules, {**state, "values": state["values"][:, :2]}, check=False)
+    state["draw_pile"][1, 0] = 12 if state["draw_pile"][1, 0] != 12 else 11
+    SkyjoEngine.from_states(rules, state, check=False)  # the caller's to get right
+    with pytest.raises(ValueError, match="game 1's cards are not the 150-card deck"):
+        SkyjoEngine.from_states(rules, state)
+
+
 # ---------------------------------------------------------------------------------------- numbers out of range
 def with_value(state: dict[str, np.ndarray], name: str, game: int, value: int, index: tuple = ()) -> dict:
     changed = {k: v.copy() for k, v in state.items()}

@@ -130,7 +130,7 @@ def _branches(engine: SkyjoEngine, games: np.ndarray, seats: np.ndarray) -> dict
     states (as [`SkyjoEngine.load()`][skyjo_env.engine.SkyjoEngine.load] takes them), their deciding seat
     (`"decider"`), the seats' policies (`"seats"`) and their decision (`"parent"`, the row of `games`)."""
     parent, action = np.nonzero(engine.legal_mask(games))
-    copies = SkyjoEngine.from_states(engine.rules, {k: getattr(engine, k)[games[parent]] for k in STATE})
+    copies = SkyjoEngine.from_states(engine.rules, {k: getattr(engine, k)[games[parent]] for k in STATE}, check=False)
     decider = engine.current[games[parent]].astype(np.int64)
     over = copies.step(action, check=False).game_over
     going = np.flatnonzero(~over)  # an action that ends the game needs no value
@@ -152,7 +152,7 @@ def _rolled_out(
     P = rules.num_players
     part = np.concatenate([np.full(len(b["parent"]), k) for k, b in enumerate(branches)])
     joined = {k: np.concatenate([b[k] for b in branches]) for k in branches[0]}
-    copies = SkyjoEngine.from_states(rules, {k: joined[k] for k in STATE}, seed=int(rng.integers(2**63)))
+    copies = SkyjoEngine.from_states(rules, {k: joined[k] for k in STATE}, check=False)
     decider, seats = joined["decider"], joined["seats"]
     observations = pad(observe(copies, decider), P).astype(np.float16)
     n = len(decider)
@@ -173,7 +173,7 @@ def _rolled_out(
             network, lam = bootstrap
             turn = live[(copies.current[live] == decider[live]) & (copies.phase[live] == CHOOSE)]
             if turn.size:
-                rounds = network.values(pad(observe(copies, decider[turn], turn), P))[1]
+                rounds = network.values(observe(copies, decider[turn], turn))[1]
                 targets[turn] += (1 - lam) * left[turn, None] * rounds
                 left[turn] *= lam
     keep = np.flatnonzero(scored)
