@@ -44,12 +44,14 @@ import numpy as np
 
 from skyjo_env import random_streams
 from skyjo_env.actions import NUM_ACTIONS
+from skyjo_env.agents import value_net
 from skyjo_env.agents.base import base_choice, pricing
 from skyjo_env.agents.specs import make
 from skyjo_env.agents.view import CHOOSE, SETUP, VALUES, ObservationView, decode
 from skyjo_env.cards import COUNTS, DECK_SIZE, MIN_VALUE, NUM_VALUES, SLOT_FLAGS, SLOTS
 from skyjo_env.engine import SkyjoEngine
 from skyjo_env.limits import MAX_GAME_STEPS, MAX_SEARCH_SAMPLES, check_limit
+from skyjo_env.observation import count_range, observe
 from skyjo_env.opponents import act
 from skyjo_env.rewards import result_shares, rewards
 from skyjo_env.rules import Rules
@@ -115,6 +117,7 @@ class SearchPolicy:
         horizon: int | None = None,
         screen: int | None = 8,
         value: str = "round",
+        network: Any = None,
         rules: Rules | None = None,
         seed: int | None = None,
     ) -> None:
@@ -143,6 +146,12 @@ class SearchPolicy:
         self.horizon = horizon
         self.screen = screen
         self.value = value
+        self.network = None if network is None else value_net.load(network)
+        if self.network is not None and self.rules.num_players not in self.network.player_counts:
+            raise ValueError(
+                f"the value network was trained for {count_range(self.network.player_counts)} players; "
+                f"this table has {self.rules.num_players}"
+            )
         self._rng = np.random.default_rng(seed)
         self._ahead = futures(self.rules, seed)
 
@@ -237,7 +246,7 @@ class SearchPolicy:
             if not active.size:
                 return values
             if steps >= limit:
-                expected = _expected_round_scores(engine, active)
+                expected = self.round_scores(engine, active)
                 if self.value == "game":
                     totals = engine.totals[active] + expected
                     values[active] = self.win_points * expected_results(totals, self.rules.end_score, self._ahead)
@@ -245,6 +254,14 @@ class SearchPolicy:
                     values[active] = expected[:, 1:].mean(axis=1) - expected[:, 0]
                 return values
             actions = act(self.base, engine, active, role="search's base policy")  # checked against the engine's mask
+
+    def round_scores(self, engine: SkyjoEngine, games: np.ndarray) -> np.ndarray:
+        """`(n, P)` each seat's expected score of the round in play in `games` of `engine`, from seat 0's
+        view: the `network`'s, or without one every grid with its face-down slots at the mean of the
+        unseen cards (no doubling)."""
+        if self.network is None:
+            return _expected_round_scores(engine, games)
+        return self.network.values(observe(engine, 0, games))[1][:, : self.rules.num_players].astype(np.float64)
 
 
 def positions(v: ObservationView, rules: Rules, samples: int, rng: np.random.Generator) -> dict[str, np.ndarray]:

@@ -8,6 +8,7 @@ import pytest
 from skyjo_env import Rules, SkyjoEngine, agents
 from skyjo_env.actions import FLIP, REPLACE, TAKE
 from skyjo_env.agents.search import SearchPolicy, chosen, expected_results, lower_bounds, positions
+from skyjo_env.agents.value_net import FEATURES, OUTPUTS, ValueNetwork
 from skyjo_env.agents.view import decode
 from skyjo_env.cards import MIN_VALUE, NUM_VALUES, SLOT_FLAGS
 from skyjo_env.evaluation.tournament import run_tournament
@@ -315,3 +316,38 @@ def test_a_base_that_plays_an_illegal_action_is_named() -> None:
     obs, masks = to_act(midgame(rules, 4, 20, seed=6))
     with pytest.raises(ValueError, match=r"search's base 'illegal-base' chose illegal action \d+ \(row 0 of 4\)"):
         SearchPolicy(base=IllegalBase(), rules=rules, seed=0, samples=2)(obs, masks)
+
+
+def test_rollouts_cut_at_the_horizon_are_valued_by_the_value_network_from_seat_0s_view() -> None:
+    """With a `network`, a rollout stopped at `horizon` is worth the opponents' mean expected round score
+    less seat 0's, as the network reads seat 0's observation (R16, R17) of the position reached."""
+    rules = Rules(num_players=3)
+    net = value_network()
+    search = SearchPolicy(rules=rules, seed=0, samples=2, top=2, horizon=1, network=net)
+    obs, masks = to_act(midgame(rules, 4, 12, seed=8))
+    start = positions(decode(obs), rules, 1, np.random.default_rng(0))
+    first = masks.argmax(axis=1)
+    values = search.rollouts(start, first)
+    engine = SkyjoEngine.from_states(rules, start)
+    going = np.flatnonzero(~engine.step(first).round_over)
+    assert going.size
+    rounds = net.values(observe(engine, 0, going))[1][:, :3]
+    assert np.allclose(values[going], rounds[:, 1:].mean(axis=1) - rounds[:, 0], atol=1e-4)
+    plain = SearchPolicy(rules=rules, seed=0, samples=2, top=2, horizon=1)
+    assert not np.allclose(plain.rollouts(start, first)[going], values[going])
+
+
+def test_search_over_a_value_network_plays_legally_and_refuses_a_network_of_other_tables() -> None:
+    rules = Rules(num_players=4)
+    obs, masks = to_act(midgame(rules, 3, 10, seed=9))
+    search = agents.make("search", rules=rules, seed=0, samples=2, top=3, horizon=4, network=value_network())
+    assert masks[np.arange(len(obs)), search(obs, masks)].all()
+    with pytest.raises(ValueError, match="trained for 2 players; this table has 4"):
+        agents.make("search:network=value", rules=rules)
+
+
+def value_network() -> ValueNetwork:
+    """A small value network of random weights, for every table of 2 to 8 players."""
+    rng = np.random.default_rng(0)
+    sizes = [FEATURES, 32, OUTPUTS]
+    return ValueNetwork([(rng.normal(0, 0.3, (a, b)), rng.normal(0, 0.1, b)) for a, b in zip(sizes, sizes[1:])])
