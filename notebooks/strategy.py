@@ -37,11 +37,15 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from skyjo_env import Rules, SkyjoEngine, agents
+from skyjo_env.actions import action_name
 from skyjo_env.agents import pretrained
+from skyjo_env.agents.value_net import shipped as shipped_values
 from skyjo_env.cards import COUNTS, DECK, VALUES
 from skyjo_env.engine import OVER
 from skyjo_env.evaluation.tournament import run_tournament
 from skyjo_env.observation import observe
+from skyjo_env.phases import DRAWN, TAKEN
+from skyjo_env.render import render_text
 
 # "full" (the default) gives figures worth reading; "small" runs in seconds (the tests use it).
 BUDGET = os.environ.get("SKYJO_NOTEBOOK_BUDGET", "full")
@@ -460,6 +464,49 @@ plt.tight_layout()
 plt.show()
 
 # %% [markdown]
+# ## 6. What a move is worth: a learned game value
+#
+# Nobody sees a face-down card, not even its owner, and every card ever seen is public: at each
+# decision the seat to act knows all that anyone knows, so Skyjo is a game of perfect information with
+# chance, like backgammon. The `expectimax` agent values every legal move through a learned value
+# network, averaging over the card the move reveals (each unseen value weighted by its count; see
+# `docs/agents/expectimax.md`). Below are its values of the moves of three decisions with a card in hand
+# from a 2-player game of `counting` players, in points of game totals (its expected lead, the best move
+# at 0), beside the moves `counting`, `ppo-2p` and `expectimax` chose. `expectimax` plays `ppo-2p`'s
+# move unless the network values another one more than 4 points higher: alone, its network plays far
+# worse than `ppo-2p` (its errors on a decision's moves are a few points).
+
+# %%
+if "value" in shipped_values() and "ppo-2p" in SHIPPED:
+    rules2 = Rules(num_players=2)
+    judge = agents.make("expectimax", rules=rules2, seed=0)
+    deciders = {"counting": agents.make("counting", rules=rules2), "ppo-2p": SHIPPED["ppo-2p"], "expectimax": judge}
+    game = SkyjoEngine(rules2, 1, seed=11, auto_reset=False)
+    fig, axes = plt.subplots(1, 3, figsize=(15, 5))
+    held, ax = 0, iter(axes)
+    while game.phase[0] != OVER and held < 3 * 6:
+        obs, mask = observe(game, game.current), game.legal_mask()
+        if game.phase[0] in (DRAWN, TAKEN):
+            held += 1
+            if held % 6 == 0:  # every sixth decision with a card in hand
+                worth = judge.action_values(obs, mask)[0] * judge.win_points
+                legal = np.flatnonzero(mask[0])
+                picks = {name: int(decider(obs, mask)[0]) for name, decider in deciders.items()}
+                print(render_text(game, 0, viewer=int(game.current[0])))
+                print(", ".join(f"{name} plays {action_name(a)}" for name, a in picks.items()), "\n")
+                axis = next(ax)
+                axis.barh([action_name(a) for a in legal], worth[legal] - worth[legal].max())
+                for a in set(picks.values()):
+                    names = ", ".join(name for name, pick in picks.items() if pick == a)
+                    axis.annotate(f"<- {names}", (0, action_name(a)), xytext=(4, 0), textcoords="offset points")
+                axis.set_title(f"holding a {int(game.held[0])}: each move's value (points)")
+        game.step(deciders["counting"](obs, mask))
+    plt.tight_layout()
+    plt.show()
+else:
+    print("the shipped value network or ppo-2p is not installed: nothing to show")
+
+# %% [markdown]
 # ## Reading the results
 #
 # The numbers printed above come from the budget this notebook ran with; at the `"small"`
@@ -492,3 +539,9 @@ plt.show()
 #   0.92 to 1.47 points below that of the counting players at its table (0.92, 1.47, 1.37 and
 #   1.31 over the 1,500 games of each size), 2.32 below at 3 players (`ppo-3p`: 12.73 against
 #   15.15 and 14.96) and 1.86 below at 4 (`ppo-4p`).
+# * **A move's value.** Section 6 was added with the `expectimax` agent (2026-12-07). In the three
+#   decisions shown, `counting`, `ppo-2p` and `expectimax` chose the same move; the network ranked it
+#   first or within a point of its first, and put the moves that replace one of the seat's lowest
+#   cards several points lower. Over many games its disagreements with `ppo-2p` of a point or two are
+#   mostly wrong (docs/agents/expectimax.md), which is why `expectimax` keeps `ppo-2p`'s move unless the
+#   network sees more than 4 points.
