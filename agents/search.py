@@ -22,8 +22,10 @@ believe. At each decision of play (setup flips are left to the base policy):
   every row. With `screen`, every candidate first plays that many samples only; one whose paired
   mean gain over the base's choice is then below minus half its standard error plays no more, and
   a decision left with no other candidate ends there. With `horizon` the rollouts stop after that
-  many steps and every grid counts its face-down slots at the mean of the unseen cards; so do the
-  few that play past [`ROLLOUT_STEPS_PER_SEAT`][] (a base may never end a round).
+  many steps and every grid counts its face-down slots at the mean of the unseen cards, or, with a
+  value `network` ([`skyjo_env.agents.value_net`][]), every seat scores the network's expected round
+  score from the searching seat's view; so do the few that play past [`ROLLOUT_STEPS_PER_SEAT`][]
+  (a base may never end a round).
 * Value, for the searching seat: the opponents' mean round score minus its own (after R17's
   doubling), or, where the round's end ends the game (R19), `win_points` times its share of the
   result (R20: the winners share +1, the others -1). With `value="game"` a round that does not end
