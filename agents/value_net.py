@@ -182,7 +182,7 @@ def _grids(x: np.ndarray, seats: int) -> np.ndarray:
 
 def _column_counts(grids: np.ndarray, seated: np.ndarray | None = None) -> np.ndarray:
     """`(N, seats * COLS * NUM_VALUES)` per seat, column and value the column's face-up cards of that value,
-    from [`_grids()`][_grids]; nothing for the seats where `seated` `(N, seats)` is False."""
+    from `_grids()`; nothing for the seats where `seated` `(N, seats)` is False."""
     up = (grids[:, :, 1] == 0) & (grids[:, :, 2] == 0)
     if seated is not None:
         up &= seated[:, :, None]
