@@ -48,7 +48,7 @@ from skyjo_env.agents.value_net import DEFAULT, ValueNetwork, load
 from skyjo_env.agents.view import SETUP, decode
 from skyjo_env.cards import DECK_SIZE, MIN_VALUE, NUM_VALUES, SLOT_FLAGS, SLOTS
 from skyjo_env.engine import STATE, SkyjoEngine
-from skyjo_env.observation import count_range, observe
+from skyjo_env.observation import observe
 from skyjo_env.phases import DRAWN, TAKEN
 from skyjo_env.rewards import result_shares
 from skyjo_env.rules import Rules
@@ -106,12 +106,7 @@ class ExpectimaxPolicy:
         if value not in VALUES_BY:
             raise ValueError(f"value={value!r} is not allowed; use one of {VALUES_BY}")
         self.network: ValueNetwork = load(network)
-        if self.rules.num_players not in self.network.player_counts:
-            raise ValueError(
-                f"the value network was trained for {count_range(self.network.player_counts)} players; "
-                f"this table has {self.rules.num_players} (train one: skyjo train --backend value --players "
-                f"{self.rules.num_players})"
-            )
+        self.network.check_table(self.rules.num_players)
         self.depth = depth
         self.value = value
         self.win_points = float(win_points)

@@ -53,7 +53,7 @@ from skyjo_env.agents.view import CHOOSE, SETUP, VALUES, ObservationView, decode
 from skyjo_env.cards import COUNTS, DECK_SIZE, MIN_VALUE, NUM_VALUES, SLOT_FLAGS, SLOTS
 from skyjo_env.engine import SkyjoEngine
 from skyjo_env.limits import MAX_GAME_STEPS, MAX_SEARCH_SAMPLES, check_limit
-from skyjo_env.observation import count_range, observe
+from skyjo_env.observation import observe
 from skyjo_env.opponents import act
 from skyjo_env.rewards import result_shares, rewards
 from skyjo_env.rules import Rules
@@ -149,11 +149,8 @@ class SearchPolicy:
         self.screen = screen
         self.value = value
         self.network = None if network is None else value_net.load(network)
-        if self.network is not None and self.rules.num_players not in self.network.player_counts:
-            raise ValueError(
-                f"the value network was trained for {count_range(self.network.player_counts)} players; "
-                f"this table has {self.rules.num_players}"
-            )
+        if self.network is not None:
+            self.network.check_table(self.rules.num_players)
         self._rng = np.random.default_rng(seed)
         self._ahead = futures(self.rules, seed)
 

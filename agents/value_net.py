@@ -133,6 +133,14 @@ class ValueNetwork:
             )
         return self._tables[players]
 
+    def check_table(self, players: int) -> None:
+        """`ValueError` unless the network learnt tables of `players`."""
+        if players not in self.player_counts:
+            raise ValueError(
+                f"the value network was trained for {count_range(self.player_counts)} players; this table has "
+                f"{players} (train one: skyjo train --backend value --players {players})"
+            )
+
     def save(self, path: str | Path) -> None:
         """Write weights and metadata to one `.npz` file, whole or not at all."""
         arrays: dict[str, Any] = {f"w{i}": w for i, (w, _) in enumerate(self.weights)}
