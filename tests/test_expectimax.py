@@ -11,20 +11,14 @@ import pytest
 from skyjo_env import Rules, SkyjoEngine, agents
 from skyjo_env.actions import DRAW, FLIP, REPLACE
 from skyjo_env.agents.expectimax import ExpectimaxPolicy, outcomes
-from skyjo_env.agents.value_net import FEATURES, OUTPUTS, ValueNetwork, features
+from skyjo_env.agents.value_net import ValueNetwork, features
 from skyjo_env.cards import SLOT_FLAGS, SLOTS
 from skyjo_env.engine import STATE
 from skyjo_env.observation import PADDED_SIZE, observe, pad
 from skyjo_env.phases import CHOOSE, DRAWN
 
 from test_search import IllegalBase, midgame, to_act, with_unseen_cards_rearranged
-
-
-def network(seed: int = 0) -> ValueNetwork:
-    """A small value network of random weights (its values differ from position to position)."""
-    rng = np.random.default_rng(seed)
-    sizes = [FEATURES, 32, OUTPUTS]
-    return ValueNetwork([(rng.normal(0, 0.3, (a, b)), rng.normal(0, 0.1, b)) for a, b in zip(sizes, sizes[1:])])
+from test_search import value_network as network
 
 
 @pytest.mark.parametrize("players", range(2, 9))

@@ -346,8 +346,9 @@ def test_search_over_a_value_network_plays_legally_and_refuses_a_network_of_othe
         agents.make("search:network=value", rules=rules)
 
 
-def value_network() -> ValueNetwork:
-    """A small value network of random weights, for every table of 2 to 8 players."""
-    rng = np.random.default_rng(0)
+def value_network(seed: int = 0) -> ValueNetwork:
+    """A small value network of random weights, for every table of 2 to 8 players (its values differ from
+    position to position)."""
+    rng = np.random.default_rng(seed)
     sizes = [FEATURES, 32, OUTPUTS]
     return ValueNetwork([(rng.normal(0, 0.3, (a, b)), rng.normal(0, 0.1, b)) for a, b in zip(sizes, sizes[1:])])
