@@ -25,7 +25,10 @@ believe. At each decision of play (setup flips are left to the base policy):
   many steps and every grid counts its face-down slots at the mean of the unseen cards, or, with a
   value `network` ([`skyjo_env.agents.value_net`][]), every seat scores the network's expected round
   score from the searching seat's view; so do the few that play past [`ROLLOUT_STEPS_PER_SEAT`][]
-  (a base may never end a round).
+  (a base may never end a round). By default the network is the shipped one for the table's size
+  where one is shipped (2 players today), and rollouts over a network stop after
+  [`NETWORK_HORIZON`][] steps (8): as strong as rollouts to the round's end, at a third of the time
+  (docs/agents/search.md); `network=none` plays to the round's end.
 * Value, for the searching seat: the opponents' mean round score minus its own (after R17's
   doubling), or, where the round's end ends the game (R19), `win_points` times its share of the
   result (R20: the winners share +1, the others -1). With `value="game"` a round that does not end
@@ -40,7 +43,7 @@ believe. At each decision of play (setup flips are left to the base policy):
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -76,6 +79,13 @@ VALUES_BY = ("round", "game")
 #: most `FUTURE_ROUNDS` rounds, the same for every rollout.
 ROUND_MEAN, ROUND_SD = 14.0, 11.0
 FUTURES, FUTURE_ROUNDS = 32, 16
+#: `network` and `horizon` as the table has them by default: the shipped value network for the table's size
+#: ([`default_budget()`][default_budget]), and rollouts cut after [`NETWORK_HORIZON`][] steps with a network,
+#: at the round's end without one.
+BY_TABLE = "default"
+#: Steps after which rollouts over a value network stop by default. Over the shipped 2-player network,
+#: against ppo-2p (400 games): 4 steps won 0.438, 6 0.537, 8 0.562, 12 0.573, to the round's end 0.563.
+NETWORK_HORIZON = 8
 
 
 def default_base(rules: Rules) -> str:
@@ -83,11 +93,23 @@ def default_base(rules: Rules) -> str:
     return f"ppo-{rules.num_players}p"
 
 
-def default_budget(rules: Rules) -> tuple[int, float]:
-    """`(samples, margin)` by default: 32 samples and 2 standard errors at 2 players; 64 and 1.5 from
-    3 players on, where more opponents make every rollout noisier (measured at 3, 4 and 6 players,
-    docs/agents/search.md)."""
-    return (32, 2.0) if rules.num_players == 2 else (64, 1.5)
+class Budget(NamedTuple):
+    """What search spends by default at a table ([`default_budget()`][default_budget])."""
+
+    samples: int
+    margin: float
+    network: str | None
+
+
+def default_budget(rules: Rules) -> Budget:
+    """Search's defaults at the table of `rules`: 32 samples and 2 standard errors at 2 players; 64 and
+    1.5 from 3 players on, where more opponents make every rollout noisier (measured at 3, 4 and 6
+    players, docs/agents/search.md); and the shipped value network for the table's size where one is
+    shipped ([`value_net.for_table()`][skyjo_env.agents.value_net.for_table]), over which rollouts stop
+    after [`NETWORK_HORIZON`][] steps: at 2 players as strong as rollouts to the round's end, at a
+    third of the time."""
+    samples, margin = (32, 2.0) if rules.num_players == 2 else (64, 1.5)
+    return Budget(samples, margin, value_net.for_table(rules.num_players))
 
 
 @dataclass(frozen=True)
@@ -116,16 +138,20 @@ class SearchPolicy:
         top: int = 4,
         margin: float | None = None,
         win_points: float = 50.0,
-        horizon: int | None = None,
+        horizon: int | str | None = BY_TABLE,
         screen: int | None = 8,
         value: str = "round",
-        network: Any = None,
+        network: Any = BY_TABLE,
         rules: Rules | None = None,
         seed: int | None = None,
     ) -> None:
         self.rules = Rules() if rules is None else rules
         budget = default_budget(self.rules)
-        samples = budget[0] if samples is None else samples
+        samples = budget.samples if samples is None else samples
+        if isinstance(network, str) and network == BY_TABLE:
+            network = budget.network
+        if isinstance(horizon, str) and horizon == BY_TABLE:
+            horizon = None if network is None else NETWORK_HORIZON
         if not isinstance(samples, int) or samples < 2:
             raise ValueError(f"samples={samples!r} is not allowed; use an integer of at least 2")
         if not isinstance(top, int) or top < 2:
@@ -133,7 +159,9 @@ class SearchPolicy:
         if screen is not None and (not isinstance(screen, int) or screen < 2):
             raise ValueError(f"screen={screen!r} is not allowed; use an integer of at least 2 or None (no screening)")
         if horizon is not None and (not isinstance(horizon, int) or horizon < 1):
-            raise ValueError(f"horizon={horizon!r} is not allowed; use a positive integer or None (the round's end)")
+            raise ValueError(
+                f"horizon={horizon!r} is not allowed; use a positive integer, None (the round's end) or {BY_TABLE!r}"
+            )
         check_limit("samples", samples, MAX_SEARCH_SAMPLES)
         check_limit("top", top, NUM_ACTIONS, "actions")
         check_limit("screen", screen, MAX_SEARCH_SAMPLES)
@@ -143,9 +171,9 @@ class SearchPolicy:
         self.base = make(default_base(self.rules) if base is None else base, rules=self.rules, seed=seed)
         self.samples = samples
         self.top = top
-        self.margin = float(budget[1] if margin is None else margin)
+        self.margin = float(budget.margin if margin is None else margin)
         self.win_points = float(win_points)
-        self.horizon = horizon
+        self.horizon = horizon if isinstance(horizon, int) else None  # (anything else is refused above)
         self.screen = screen
         self.value = value
         self.network = None if network is None else value_net.load(network)

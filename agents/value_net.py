@@ -19,6 +19,7 @@ loads and runs with numpy alone.
 
 from __future__ import annotations
 
+import functools
 import io
 import json
 import zipfile
@@ -211,6 +212,16 @@ def _grid_scores(grids: np.ndarray, unseen: np.ndarray) -> np.ndarray:
 def shipped() -> list[str]:
     """Names of the shipped value networks."""
     return sorted(p.stem for p in FOLDER.glob("*.npz"))
+
+
+def for_table(players: int) -> str | None:
+    """The shipped value network that learnt tables of `players` (the first by name), or None."""
+    return next((name for name in shipped() if players in _player_counts(FOLDER / f"{name}.npz")), None)
+
+
+@functools.cache
+def _player_counts(path: Path) -> tuple[int, ...]:
+    return ValueNetwork.load(path).player_counts
 
 
 def load(spec: str | Path | ValueNetwork) -> ValueNetwork:

@@ -1,8 +1,8 @@
 """How much the search agent gains over its base policy, and what each decision costs.
 
 Run: ``python benchmarks/search.py [--games N] [--samples 8,16,32] [--players 2,4] [--base SPEC]
-[--against SPEC] [--block B] [--workers W]``. For every sample budget it plays ``search`` against
-``players - 1`` copies of ``--against`` (by default its base policy: search's own, ``ppo-{P}p``,
+[--against SPEC] [--network NAME|none] [--horizon H] [--block B] [--workers W]``. For every sample
+budget it plays ``search`` against ``players - 1`` copies of ``--against`` (by default its base policy: search's own, ``ppo-{P}p``,
 unless ``--base`` names another), seats rotated (whole line-up blocks,
 `skyjo_env.evaluation.tournament`), at every player count. It prints the search seat's win rate
 with its Wilson 95% interval, the time per search decision (every decision of a seat, whole games,
@@ -24,7 +24,7 @@ import argparse
 from matches import play_blocks
 
 from skyjo_env import Rules
-from skyjo_env.agents.search import VALUES_BY, default_base, default_budget
+from skyjo_env.agents.search import NETWORK_HORIZON, VALUES_BY, default_base, default_budget
 
 
 def main() -> None:
@@ -41,7 +41,14 @@ def main() -> None:
     )
     parser.add_argument("--top", type=int, default=4)
     parser.add_argument("--margin", type=float, default=None, help="default: search's own for the table")
-    parser.add_argument("--horizon", type=int, default=None)
+    parser.add_argument(
+        "--network",
+        default=None,
+        help="the value network that values cut rollouts (default: search's own for the table; none: no network)",
+    )
+    parser.add_argument(
+        "--horizon", type=int, default=None, help="steps before a rollout is valued (default: search's own)"
+    )
     parser.add_argument("--value", default="round", choices=VALUES_BY, help="the rollouts' value (search's `value`)")
     parser.add_argument(
         "--base", default=None, help="search's base policy (an agent spec; default: search's own, ppo-{P}p)"
@@ -57,15 +64,17 @@ def main() -> None:
         rules = Rules(num_players=players)
         base = args.base or default_base(rules)
         against = args.against or base
-        samples_by_default, margin_by_default = default_budget(rules)
-        margin = margin_by_default if args.margin is None else args.margin
-        for samples in (int(s) for s in (args.samples or str(samples_by_default)).split(",")):
-            options = dict(base=base, samples=samples, top=args.top, margin=margin, horizon=args.horizon,
-                           value=args.value)  # fmt: skip
+        budget = default_budget(rules)
+        margin = budget.margin if args.margin is None else args.margin
+        network = budget.network if args.network is None else None if args.network == "none" else args.network
+        horizon = (None if network is None else NETWORK_HORIZON) if args.horizon is None else args.horizon
+        for samples in (int(s) for s in (args.samples or str(budget.samples)).split(",")):
+            options = dict(base=base, samples=samples, top=args.top, margin=margin, horizon=horizon,
+                           value=args.value, network=network)  # fmt: skip
             match = play_blocks(players, "search", options, against, args.games, args.block, args.workers, args.seed)
             print(
                 f"{players}p search (base={base}, samples={samples}, top={args.top}, margin={margin}, "
-                f"horizon={args.horizon}, value={args.value}) vs {players - 1} {against} ({blocks} blocks of "
+                f"network={network}, horizon={horizon}, value={args.value}) vs {players - 1} {against} ({blocks} blocks of "
                 f"{args.block}, seeds {args.seed}..{args.seed + blocks - 1}, {args.workers} workers): {match.describe()}",
                 flush=True,
             )

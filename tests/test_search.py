@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 from skyjo_env import Rules, SkyjoEngine, agents
 from skyjo_env.actions import FLIP, REPLACE, TAKE
-from skyjo_env.agents.search import SearchPolicy, chosen, expected_results, lower_bounds, positions
+from skyjo_env.agents import value_net
+from skyjo_env.agents.search import NETWORK_HORIZON, SearchPolicy, chosen, expected_results, lower_bounds, positions
 from skyjo_env.agents.value_net import FEATURES, OUTPUTS, ValueNetwork
 from skyjo_env.agents.view import decode
 from skyjo_env.cards import MIN_VALUE, NUM_VALUES, SLOT_FLAGS
@@ -344,6 +347,49 @@ def test_search_over_a_value_network_plays_legally_and_refuses_a_network_of_othe
     assert masks[np.arange(len(obs)), search(obs, masks)].all()
     with pytest.raises(ValueError, match="trained for 2 players; this table has 4"):
         agents.make("search:network=value", rules=rules)
+
+
+@pytest.mark.parametrize(("players", "shipped"), [(2, "value"), (3, None), (8, None)])
+def test_by_default_rollouts_stop_after_8_steps_over_the_shipped_value_network_of_the_table(
+    players: int, shipped: str | None
+) -> None:
+    """Where a value network is shipped for the table's size (2 players), search cuts its rollouts after
+    `NETWORK_HORIZON` steps and values them by it (R16, R17); elsewhere, and with `network=none`, rollouts
+    play to the round's end (R15). Either option may be given alone."""
+    rules = Rules(num_players=players)
+    assert value_net.for_table(players) == shipped
+    search = agents.make("search:base=counting", rules=rules)
+    if shipped is None:
+        assert (search.network, search.horizon) == (None, None)
+    else:
+        assert search.horizon == NETWORK_HORIZON == 8
+        assert np.array_equal(search.network.weights[0][0], value_net.load(shipped).weights[0][0])
+    off = agents.make("search:base=counting,network=none", rules=rules)
+    assert (off.network, off.horizon) == (None, None)
+    assert agents.make("search:base=counting,network=none,horizon=6", rules=rules).horizon == 6
+    longer = agents.make("search:base=counting,horizon=12", rules=rules)
+    assert (longer.horizon, longer.network is None) == (12, shipped is None)
+    to_the_end = agents.make("search:base=counting,horizon=none", rules=rules)
+    assert (to_the_end.horizon, to_the_end.network is None) == (None, shipped is None)
+    chosen_network = SearchPolicy(base="counting", network=value_network(), rules=rules)
+    assert chosen_network.horizon == NETWORK_HORIZON
+    with pytest.raises(
+        ValueError, match="horizon='eight' is not allowed; use a positive integer, None .* or 'default'"
+    ):
+        SearchPolicy(base="counting", horizon="eight", rules=rules)
+
+
+def test_the_shipped_value_network_of_a_table_is_the_first_by_name_that_learnt_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    two = value_network(1)
+    ValueNetwork(two.weights, metadata={"player_counts": [2]}).save(tmp_path / "b-2p.npz")
+    value_network(2).save(tmp_path / "c-all.npz")
+    ValueNetwork(two.weights, metadata={"player_counts": [4, 5]}).save(tmp_path / "a-4p.npz")
+    monkeypatch.setattr(value_net, "FOLDER", tmp_path)
+    assert [value_net.for_table(p) for p in (2, 3, 4, 5, 8)] == ["b-2p", "c-all", "a-4p", "a-4p", "c-all"]
+    (tmp_path / "c-all.npz").unlink()
+    assert value_net.for_table(3) is None
 
 
 def value_network(seed: int = 0) -> ValueNetwork:
