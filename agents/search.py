@@ -52,11 +52,11 @@ from skyjo_env.actions import NUM_ACTIONS
 from skyjo_env.agents import value_net
 from skyjo_env.agents.base import base_choice, pricing
 from skyjo_env.agents.specs import make
-from skyjo_env.agents.view import CHOOSE, SETUP, VALUES, ObservationView, decode
-from skyjo_env.cards import COUNTS, DECK_SIZE, MIN_VALUE, NUM_VALUES, SLOT_FLAGS, SLOTS
+from skyjo_env.agents.view import CHOOSE, SETUP, ObservationView, decode
+from skyjo_env.cards import COUNTS, DECK_SIZE, MIN_VALUE, NUM_VALUES, SLOTS
 from skyjo_env.engine import SkyjoEngine
 from skyjo_env.limits import MAX_GAME_STEPS, MAX_SEARCH_SAMPLES, check_limit
-from skyjo_env.observation import observe
+from skyjo_env.observation import observe, pad
 from skyjo_env.opponents import act
 from skyjo_env.rewards import result_shares, rewards
 from skyjo_env.rules import Rules
@@ -285,10 +285,12 @@ class SearchPolicy:
     def round_scores(self, engine: SkyjoEngine, games: np.ndarray) -> np.ndarray:
         """`(n, P)` each seat's expected score of the round in play in `games` of `engine`, from seat 0's
         view: the `network`'s, or without one every grid with its face-down slots at the mean of the
-        unseen cards (no doubling)."""
+        cards seat 0 has not seen (no doubling; [`value_net.expected_grid_scores()`][skyjo_env.agents.value_net.expected_grid_scores])."""
+        P = self.rules.num_players
+        seen = observe(engine, 0, games)
         if self.network is None:
-            return _expected_round_scores(engine, games)
-        return self.network.values(observe(engine, 0, games))[1][:, : self.rules.num_players].astype(np.float64)
+            return value_net.expected_grid_scores(pad(seen, P))[:, :P].astype(np.float64)
+        return self.network.values(seen)[1][:, :P].astype(np.float64)
 
 
 def positions(v: ObservationView, rules: Rules, samples: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
@@ -426,13 +428,3 @@ def expected_results(totals: np.ndarray, end_score: int, ahead: np.ndarray) -> n
             break
     win = final == final.min(axis=2, keepdims=True)
     return result_shares(win.reshape(-1, P))[:, 0].reshape(len(totals), K).mean(axis=1)
-
-
-def _expected_round_scores(engine: SkyjoEngine, games: np.ndarray) -> np.ndarray:
-    """`(n, P)` per game each seat's expected grid score, every face-down slot at the mean of the
-    public unseen cards (no doubling)."""
-    unseen = engine.unseen[games].astype(np.float64)
-    mean = unseen @ VALUES / unseen.sum(axis=1)
-    down = ~SLOT_FLAGS[engine.face_up[games]]
-    kept = ~SLOT_FLAGS[engine.removed[games]]
-    return (np.where(down, mean[:, None, None], engine.values[games]) * kept).sum(axis=2)

@@ -183,7 +183,8 @@ def test_rollouts_of_a_base_that_never_ends_a_round_stop() -> None:
         engine.step(stalling(*to_act(engine)))
     assert (engine.phase != SETUP).all()  # every game searches (setup flips are the base's)
     obs, masks = to_act(engine)
-    search = SearchPolicy(base=stalling, rules=rules, seed=0, samples=2, top=2, screen=None)
+    search = SearchPolicy(base=stalling, rules=rules, seed=0, samples=2, top=2, screen=None, network=None)
+    assert search.horizon is None
     actions = search(obs, masks)
     assert masks[np.arange(len(obs)), actions].all()
 
@@ -338,6 +339,12 @@ def test_rollouts_cut_at_the_horizon_are_valued_by_the_value_network_from_seat_0
     assert np.allclose(values[going], rounds[:, 1:].mean(axis=1) - rounds[:, 0], atol=1e-4)
     plain = SearchPolicy(rules=rules, seed=0, samples=2, top=2, horizon=1)
     assert not np.allclose(plain.rollouts(start, first)[going], values[going])
+    # Without a network every grid counts its face-down cards at the mean of the cards seat 0 has not seen.
+    unseen = decode(observe(engine, 0, going)).unseen.astype(np.float64)
+    mean = unseen @ np.arange(MIN_VALUE, MIN_VALUE + NUM_VALUES) / unseen.sum(axis=1)
+    down, kept = ~SLOT_FLAGS[engine.face_up[going]], ~SLOT_FLAGS[engine.removed[going]]
+    grids = (np.where(down, mean[:, None, None], engine.values[going]) * kept).sum(axis=2)
+    assert np.allclose(plain.rollouts(start, first)[going], grids[:, 1:].mean(axis=1) - grids[:, 0], atol=1e-4)
 
 
 def test_search_over_a_value_network_plays_legally_and_refuses_a_network_of_other_tables() -> None:
