@@ -7,7 +7,9 @@ believe. At each decision of play (setup flips are left to the base policy):
 
 * Base policy: any agent spec; by default the shipped network for the table's size, `ppo-{P}p`
   ([`default_base()`][default_base]): over counting, search won 0.581 against counting at 2 players,
-  over `ppo-2p` 0.709 against counting and 0.563 against `ppo-2p` (2,000 games each, docs/agents/search.md).
+  over `ppo-2p` 0.709 against counting and 0.563 against `ppo-2p` with rollouts to the round's end, 0.716
+  and 0.553 with rollouts cut over the value network (the default at 2 players; 2,000 games each,
+  docs/agents/search.md).
 * Candidates: the base policy's `top` preferred legal actions, its own choice first, then by its
   `costs()` (counting) or its `logits()` (a network); a base with neither offers its choice
   and the legal actions in id order.

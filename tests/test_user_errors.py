@@ -1093,6 +1093,20 @@ def test_full_width_and_other_non_ascii_digits_are_no_numbers(capsys, tmp_path: 
     assert files_under(tmp_path) == []
 
 
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["search:horizon=eight"], "horizon='eight' is not allowed; use a positive integer, None (the round's end) or 'default'"),
+        (["search:network=nowhere"], "no value network 'nowhere': give a shipped one (value), a .npz file or a run folder"),
+        (["search:network=value", "--players", "3"], "the value network was trained for 2 players; this table has 3"),
+    ],
+)  # fmt: skip
+def test_search_s_network_options_are_checked_in_one_line(capsys, tmp_path: Path, argv: list[str], message: str):
+    err = refused(capsys, "tournament", "--agents", argv[0], "random", *argv[1:], "--out", str(tmp_path / "out"))
+    assert message in err, err
+    assert files_under(tmp_path) == []
+
+
 def test_the_api_refuses_absurd_sizes_naming_the_limit():
     from skyjo_env import agents
     from skyjo_env.engine import SkyjoEngine
