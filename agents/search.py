@@ -102,6 +102,15 @@ class Budget(NamedTuple):
     margin: float
     network: str | None
 
+    def cut(self, network: Any = BY_TABLE, horizon: int | str | None = BY_TABLE) -> tuple[Any, int | str | None]:
+        """`(network, horizon)` with [`BY_TABLE`][] replaced by the table's defaults: its shipped network, and
+        [`NETWORK_HORIZON`][] steps over a network, the round's end without one."""
+        if isinstance(network, str) and network == BY_TABLE:
+            network = self.network
+        if isinstance(horizon, str) and horizon == BY_TABLE:
+            horizon = None if network is None else NETWORK_HORIZON
+        return network, horizon
+
 
 def default_budget(rules: Rules) -> Budget:
     """Search's defaults at the table of `rules`: 32 samples and 2 standard errors at 2 players; 64 and
@@ -150,10 +159,7 @@ class SearchPolicy:
         self.rules = Rules() if rules is None else rules
         budget = default_budget(self.rules)
         samples = budget.samples if samples is None else samples
-        if isinstance(network, str) and network == BY_TABLE:
-            network = budget.network
-        if isinstance(horizon, str) and horizon == BY_TABLE:
-            horizon = None if network is None else NETWORK_HORIZON
+        network, horizon = budget.cut(network, horizon)
         if not isinstance(samples, int) or samples < 2:
             raise ValueError(f"samples={samples!r} is not allowed; use an integer of at least 2")
         if not isinstance(top, int) or top < 2:

@@ -24,7 +24,7 @@ import argparse
 from matches import play_blocks
 
 from skyjo_env import Rules
-from skyjo_env.agents.search import NETWORK_HORIZON, VALUES_BY, default_base, default_budget
+from skyjo_env.agents.search import BY_TABLE, VALUES_BY, default_base, default_budget
 
 
 def main() -> None:
@@ -66,8 +66,10 @@ def main() -> None:
         against = args.against or base
         budget = default_budget(rules)
         margin = budget.margin if args.margin is None else args.margin
-        network = budget.network if args.network is None else None if args.network == "none" else args.network
-        horizon = (None if network is None else NETWORK_HORIZON) if args.horizon is None else args.horizon
+        network, horizon = budget.cut(
+            BY_TABLE if args.network is None else None if args.network == "none" else args.network,
+            BY_TABLE if args.horizon is None else args.horizon,
+        )
         for samples in (int(s) for s in (args.samples or str(budget.samples)).split(",")):
             options = dict(base=base, samples=samples, top=args.top, margin=margin, horizon=horizon,
                            value=args.value, network=network)  # fmt: skip
