@@ -1,22 +1,35 @@
-"""How much of search's gain a network fitted to its rollouts keeps: held-out rollout gain per position.
+"""Distil search into its base network: fit a copy of the network to search's play and measure what it keeps.
 
 Search (over a network base, by default the shipped `ppo-{P}p`) plays one seat of every game against
-copies of `--against`; at each of its decisions the script records the base's logits and, for each of
-search's candidates, the rollouts' mean paired gain over the base's choice (round points) and its
-standard error (a candidate dropped at the screening: over its screening samples). A copy of the base's
-actor is then fitted (cross-entropy, Adam) to `softmax(logits + gain / tau - (error / tau)^2 / 2)` over the
-candidates (the last term keeps noisy gains from inflating the runners-up: the mean of exp(noise / tau)
-exceeds 1) on all positions but the `--held-out` share, which values the fit: the divergence from the
-targets before and after, and the rollouts' gain per position of the moves the fitted network changes
-(the base's own choice gains 0; a move outside the candidates counts 0). `--out` saves the fitted network.
+copies of `--against`; at each of its decisions the script records the base's inputs and logits, search's
+move and, for each of its candidates, the rollouts' mean paired gain over the base's choice (search's value
+units) and its standard error (a candidate dropped at the screening: over its screening samples).
+`--save` keeps these positions (`.npz`); `--load` fits from saved ones instead of playing.
+
+A copy of the base's actor is then fitted (cross-entropy, Adam) on all positions but the `--held-out`
+share to one of two `--targets`:
+
+- `gains`: `softmax(logits + gain / tau - (error / tau)^2 / 2)` over the candidates (the last term keeps
+  noisy gains from inflating the runners-up: the mean of exp(noise / tau) exceeds 1);
+- `choices`: where search leaves the base's choice, search's move (those positions weighted
+  `--departure-weight`); elsewhere the base's own distribution, so that the fit keeps the base there.
+
+The held-out positions value the fit: the divergence from the targets, the moves it changes, the share
+of search's departures it plays and of the base's kept moves it changes, and the rollouts' gain per
+position of its moves (the base's own choice gains 0; a move outside the candidates counts 0; search's own
+beside it). `--out` saves the fitted network (`.npz`, an agent spec of its own).
 
     python benchmarks/distill_search.py --players 4 --positions 40000 --samples 32 --workers 2 --seed 7
+    python benchmarks/distill_search.py --players 2 --positions 500000 --games 500 --workers 2 --seed 2000 --save s1.npz
+    python benchmarks/distill_search.py --load s1.npz s2.npz --targets choices --out distilled.npz
 """
 
 from __future__ import annotations
 
 import argparse
+import io
 import time
+import zipfile
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
@@ -28,12 +41,14 @@ from skyjo_env import agents
 from skyjo_env.agents.advice import with_advice
 from skyjo_env.agents.mlp_policy import MLPPolicy
 from skyjo_env.agents.search import default_base, paired_gains
+from skyjo_env.files import write_file
 from skyjo_env.learner_games import LearnerGames
 from skyjo_env.observation import obs_size
 from skyjo_env.rules import Rules
 from skyjo_env.train.networks import ACTIVATIONS, masked_distribution
 
-FIELDS = ("inputs", "masks", "logits", "candidates", "gain", "error")
+FIELDS = ("inputs", "masks", "logits", "candidates", "gain", "error", "actions")
+TARGETS = ("gains", "choices")
 
 
 def collect(players: int, base: str, against: str, samples: int, games: int, steps: int, seed: int) -> dict:
@@ -42,7 +57,7 @@ def collect(players: int, base: str, against: str, samples: int, games: int, ste
     with threadpool_limits(1):
         search = agents.make("search", players=players, base=base, samples=samples, seed=seed)
         network = search.base
-        table = LearnerGames(games, rules, opponents=[agents.make(against, players=players)], seed=seed)
+        table = LearnerGames(games, rules, opponents=[agents.make(against, players=players, seed=seed)], seed=seed)
         obs = table.reset()
         record: dict[str, list[np.ndarray]] = {k: [] for k in FIELDS}
         for _ in range(steps):
@@ -55,10 +70,55 @@ def collect(players: int, base: str, against: str, samples: int, games: int, ste
             gain[rows] = np.where(alive, full, np.where(candidates >= 0, screened, 0))
             error[rows] = np.where(alive, full_error, np.where(candidates >= 0, screened_error, 0))
             inputs = with_advice(network.advice, obs, masks, rules) if network.advice else obs
-            for key, array in zip(FIELDS, (inputs, masks, network.logits(obs, masks), decided.candidates, gain, error)):
+            arrays = (inputs, masks, network.logits(obs, masks), decided.candidates, gain, error, decided.actions)
+            for key, array in zip(FIELDS, arrays):
                 record[key].append(np.array(array))
             obs, *_ = table.step(decided.actions)
     return {k: np.concatenate(a) for k, a in record.items()}
+
+
+def targets_of(data: dict, kind: str, tau: float, departure_weight: float) -> tuple[torch.Tensor, torch.Tensor]:
+    """`(targets (n, 26), weights (n,))` the fit's action distribution and weight per position."""
+    masks = torch.as_tensor(data["masks"])
+    logits = torch.as_tensor(data["logits"], dtype=torch.float32).masked_fill(~masks, -1e9)
+    weights = torch.ones(len(logits))
+    if kind == "choices":
+        targets = torch.softmax(logits, dim=1)
+        left = torch.as_tensor(data["actions"]) != logits.argmax(dim=1)
+        targets[left] = torch.nn.functional.one_hot(torch.as_tensor(data["actions"])[left], logits.shape[1]).float()
+        weights[left] = departure_weight
+        return targets, weights
+    shift, noise = candidate_arrays(data, "gain"), candidate_arrays(data, "error")
+    return torch.softmax(logits + shift / tau - (noise / tau) ** 2 / 2, dim=1), weights
+
+
+def candidate_arrays(data: dict, key: str) -> torch.Tensor:
+    """`(n, 26)` the candidates' `key` (`gain` or `error`) at their action ids; 0 elsewhere."""
+    out = torch.zeros(data["masks"].shape)
+    rows, cols = np.nonzero(data["candidates"] >= 0)
+    out[rows, data["candidates"][rows, cols]] = torch.as_tensor(data[key][rows, cols], dtype=torch.float32)
+    return out
+
+
+def actor_of(network: MLPPolicy) -> torch.nn.Sequential:
+    """A torch copy of `network`'s layers."""
+    activation = ACTIVATIONS[network.activation]
+    layers: list[torch.nn.Module] = []
+    for i, (w, b) in enumerate(network.weights):
+        linear = torch.nn.Linear(*w.shape)
+        linear.weight.data, linear.bias.data = torch.tensor(w.T.copy()), torch.tensor(b.copy())
+        layers += [linear] + ([activation()] if i < len(network.weights) - 1 else [])
+    return torch.nn.Sequential(*layers)
+
+
+def saved(path: str) -> dict | None:
+    """The positions of one `--save` file, with its `players` and `base`; `None` if it is not one."""
+    try:
+        with np.load(path, allow_pickle=False) as file:
+            data = {k: file[k] for k in file.files}
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile):
+        return None
+    return data if {"players", "base", *FIELDS} <= data.keys() else None
 
 
 def main() -> None:
@@ -69,7 +129,11 @@ def main() -> None:
     parser.add_argument("--positions", type=int, default=40_000, help="positions recorded (in all)")
     parser.add_argument("--games", type=int, default=200, help="games played together per worker")
     parser.add_argument("--samples", type=int, default=32, help="search's samples per decision")
-    parser.add_argument("--tau", type=float, default=2.0, help="points per logit of the targets' shift")
+    parser.add_argument("--save", default=None, help="keep the recorded positions in this .npz file")
+    parser.add_argument("--load", nargs="+", default=None, help="fit to positions saved before (no play)")
+    parser.add_argument("--targets", choices=TARGETS, default="gains", help="what the network is fitted to")
+    parser.add_argument("--tau", type=float, default=2.0, help="gains: points per logit of the targets' shift")
+    parser.add_argument("--departure-weight", type=float, default=1.0, help="choices: weight of search's departures")
     parser.add_argument("--learning-rate", type=float, default=1e-4)
     parser.add_argument("--epochs", type=int, default=6)
     parser.add_argument("--held-out", type=float, default=0.1, help="share of positions that value the fit")
@@ -77,69 +141,89 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", default=None, help="save the fitted network here (.npz)")
     args = parser.parse_args()
-    if min(args.positions, args.games, args.workers, args.epochs) < 1 or not 0 < args.held_out < 1 or args.tau <= 0:
-        parser.error("--positions, --games, --workers, --epochs and --tau must be positive, --held-out in (0, 1)")
-    base = args.base or default_base(Rules(num_players=args.players))
-    network = agents.make(base, players=args.players)
-    if not isinstance(network, MLPPolicy) or network.obs_size != obs_size("table", args.players):
-        parser.error(f"--base {base!r} is not a network of {args.players}-player table observations")
-    if args.out and not Path(args.out).parent.is_dir():
-        parser.error(f"--out {args.out!r}: no folder {str(Path(args.out).parent)!r}")
-    steps = -(-args.positions // (args.games * args.workers))
+    if min(args.positions, args.games, args.workers, args.epochs) < 1 or not 0 < args.held_out < 1:
+        parser.error("--positions, --games, --workers and --epochs must be positive, --held-out in (0, 1)")
+    if args.tau <= 0 or args.departure_weight <= 0:
+        parser.error("--tau and --departure-weight must be positive")
+    for path in (args.out, args.save):
+        if path and not Path(path).parent.is_dir():
+            parser.error(f"{path!r}: no folder {str(Path(path).parent)!r}")
     started = time.perf_counter()
-    jobs = [
-        (args.players, base, args.against, args.samples, args.games, steps, args.seed + k) for k in range(args.workers)
-    ]
-    with ProcessPoolExecutor(args.workers) as pool:
-        parts = list(pool.map(collect, *zip(*jobs)))
+    if args.load:
+        missing = [p for p in args.load if not Path(p).is_file()]
+        if missing:
+            parser.error(f"--load: no file {missing[0]!r}")
+        loaded = {p: saved(p) for p in args.load}
+        wrong = [p for p, data in loaded.items() if data is None]
+        if wrong:
+            parser.error(f"--load: {wrong[0]!r} is not a file of positions written by --save")
+        parts = [data for data in loaded.values() if data is not None]
+        setups = {(int(p["players"]), str(p["base"])) for p in parts}
+        if len(setups) > 1:
+            parser.error(f"--load: files of different tables or bases {sorted(setups)}")
+        players, base = setups.pop()
+    else:
+        players = args.players
+        base = args.base or default_base(Rules(num_players=players))
+    network = agents.make(base, players=players)
+    if not isinstance(network, MLPPolicy) or network.obs_size != obs_size("table", players):
+        parser.error(f"--base {base!r} is not a network of {players}-player table observations")
+    if not args.load:
+        steps = -(-args.positions // (args.games * args.workers))
+        jobs = [
+            (players, base, args.against, args.samples, args.games, steps, args.seed + k) for k in range(args.workers)
+        ]
+        with ProcessPoolExecutor(args.workers) as pool:
+            parts = list(pool.map(collect, *zip(*jobs)))
     data = {k: np.concatenate([p[k] for p in parts]) for k in FIELDS}
     n = len(data["masks"])
-    print(f"{n} positions of {args.players}p search ({args.samples} samples, base {base}) vs {args.against} "
-          f"in {time.perf_counter() - started:.0f} s", flush=True)  # fmt: skip
+    base_choice = np.where(data["masks"], data["logits"], -np.inf).argmax(axis=1)
+    left = data["actions"] != base_choice
+    print(f"{n} positions of {players}p search (base {base}), {left.mean():.4f} leave the base's choice, "
+          f"{'loaded' if args.load else f'played against {args.against} in {time.perf_counter() - started:.0f} s'}",
+          flush=True)  # fmt: skip
+    if args.save:
+        buffer = io.BytesIO()
+        np.savez(buffer, players=players, base=base, **data)
+        write_file(args.save, buffer.getvalue())
 
     torch.manual_seed(args.seed)
     x, masks = torch.as_tensor(data["inputs"], dtype=torch.float32), torch.as_tensor(data["masks"])
-    logits = torch.as_tensor(data["logits"], dtype=torch.float32).masked_fill(~masks, -1e9)
-    rows, cols = np.nonzero(data["candidates"] >= 0)
-    shift = torch.zeros_like(logits)  # the rollouts' gain of each candidate, in points; 0 elsewhere
-    shift[rows, data["candidates"][rows, cols]] = torch.as_tensor(data["gain"][rows, cols], dtype=torch.float32)
-    noise = torch.zeros_like(logits)
-    noise[rows, data["candidates"][rows, cols]] = torch.as_tensor(data["error"][rows, cols], dtype=torch.float32)
-    targets = torch.softmax(logits + shift / args.tau - (noise / args.tau) ** 2 / 2, dim=1)
-    base_choice = logits.argmax(dim=1)
+    targets, weights = targets_of(data, args.targets, args.tau, args.departure_weight)
+    shift = candidate_arrays(data, "gain")
     order = torch.randperm(n)
     held, fit = order[: int(args.held_out * n)], order[int(args.held_out * n) :]
-    activation = ACTIVATIONS[network.activation]
-    layers: list[torch.nn.Module] = []
-    for i, (w, b) in enumerate(network.weights):
-        linear = torch.nn.Linear(*w.shape)
-        linear.weight.data, linear.bias.data = torch.tensor(w.T.copy()), torch.tensor(b.copy())
-        layers += [linear] + ([activation()] if i < len(network.weights) - 1 else [])
-    net = torch.nn.Sequential(*layers)
+    kept, moved = torch.as_tensor(base_choice)[held], torch.as_tensor(left)[held]
+    search_gain = shift[held].gather(1, torch.as_tensor(data["actions"])[held][:, None]).mean()
+    net = actor_of(network)
 
     def held_out() -> str:
         with torch.no_grad():
             log_p, p = masked_distribution(net(x[held]), masks[held])
         divergence = (targets[held] * (torch.log(targets[held] + 1e-12) - log_p)).sum(1).mean()
         moves = p.argmax(dim=1)
-        changed = (moves != base_choice[held]).float().mean()
+        played = (moves[moved] == torch.as_tensor(data["actions"])[held][moved]).float().mean()
+        changed = (moves[~moved] != kept[~moved]).float().mean()
         gain = shift[held].gather(1, moves[:, None]).mean()
-        return f"divergence {divergence:.4f}, moves changed {changed:.4f}, gain {gain:+.4f} points per position"
+        return (f"divergence {divergence:.4f}, moves changed {(moves != kept).float().mean():.4f}, "
+                f"departures played {played:.3f}, kept moves changed {changed:.4f}, "
+                f"gain {gain:+.4f} per position (search {search_gain:+.4f})")  # fmt: skip
 
-    print(f"held out ({len(held)}), before: {held_out()}", flush=True)
+    print(f"held out ({len(held)}, {int(moved.sum())} departures), before: {held_out()}", flush=True)
     optimizer = torch.optim.Adam(net.parameters(), lr=args.learning_rate)
     for epoch in range(args.epochs):
         for batch in fit[torch.randperm(len(fit))].split(512):
             log_p, _ = masked_distribution(net(x[batch]), masks[batch])
-            loss = -(targets[batch] * log_p).sum(1).mean()
+            loss = (-(targets[batch] * log_p).sum(1) * weights[batch]).mean()
             optimizer.zero_grad()
             loss.backward()
             optimizer.step()
         print(f"held out, epoch {epoch + 1}: {held_out()}", flush=True)
     if args.out:
-        weights = [(m.weight.data.numpy().T.copy(), m.bias.data.numpy().copy())
-                   for m in net if isinstance(m, torch.nn.Linear)]  # fmt: skip
-        MLPPolicy(weights, network.activation, name="distilled", metadata=network.metadata, advice=network.advice).save(
+        layers = [
+            (m.weight.data.numpy().T.copy(), m.bias.data.numpy().copy()) for m in net if isinstance(m, torch.nn.Linear)
+        ]
+        MLPPolicy(layers, network.activation, name="distilled", metadata=network.metadata, advice=network.advice).save(
             args.out
         )
 
