@@ -182,6 +182,8 @@ class ExpectimaxPolicy:
             return self.at_table(view.num_players).action_values(obs, masks)
         if np.any(view.phase == SETUP):
             raise ValueError("action_values() values decisions of play; setup flips are the setup policy's")
+        if not len(obs):
+            return np.zeros((0, NUM_ACTIONS))
         start = positions(view, self.rules, 1, self._rng)
         return self._q(start, masks, self.depth)
 

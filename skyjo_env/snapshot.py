@@ -136,20 +136,16 @@ def public_unseen(
     `(n, P, 12)`, slot bits `(n, P)`, piles `(n, L)` bottom first): the draw pile's first
     `draw_size` cards, the face-down cards, and a drawn card still in hand (seen by its drawer
     only, R10)."""
-    n = values.shape[0]
-    codes = values.astype(np.int64).reshape(n, -1) - MIN_VALUE
-    hidden = ~SLOT_FLAGS[face_up].reshape(n, -1) & ~SLOT_FLAGS[removed].reshape(n, -1)
-    pile = np.arange(draw_pile.shape[1]) < np.asarray(draw_size)[:, None]
-    in_hand = np.asarray(phase) == DRAWN
-    rows = np.concatenate([np.nonzero(hidden)[0], np.nonzero(pile)[0], np.flatnonzero(in_hand)])
-    cards = np.concatenate(
-        [
-            codes[hidden],
-            draw_pile[pile].astype(np.int64) - MIN_VALUE,
-            np.asarray(held, dtype=np.int64)[in_hand] - MIN_VALUE,
-        ]
-    )
-    return np.bincount(rows * NUM_VALUES + cards, minlength=n * NUM_VALUES).reshape(n, NUM_VALUES).astype(np.int16)
+    n, seats, slots = values.shape
+    row = (np.arange(n, dtype=np.int64) * NUM_VALUES)[:, None]  # each game's first count
+    nowhere = n * NUM_VALUES  # one count past the last game's: where the seen cards are counted
+    hidden = ~SLOT_FLAGS[face_up] & ~SLOT_FLAGS[removed]
+    grid = np.where(hidden.reshape(n, seats * slots), row + values.reshape(n, seats * slots) - MIN_VALUE, nowhere)
+    in_pile = np.arange(draw_pile.shape[1]) < np.asarray(draw_size)[:, None]
+    pile = np.where(in_pile, row + draw_pile - MIN_VALUE, nowhere)
+    hand = np.where(np.asarray(phase) == DRAWN, row[:, 0] + np.asarray(held, dtype=np.int64) - MIN_VALUE, nowhere)
+    counts = np.bincount(np.concatenate([grid.ravel(), pile.ravel(), hand]), minlength=nowhere + 1)
+    return counts[:nowhere].reshape(n, NUM_VALUES).astype(np.int16)
 
 
 def decode(data: Any, rules: Rules) -> tuple[GameState, list[np.ndarray]]:

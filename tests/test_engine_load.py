@@ -9,6 +9,7 @@ from skyjo_env import Rules, SkyjoEngine
 from skyjo_env.engine import STATE
 from skyjo_env.phases import OVER
 from skyjo_env.sampling import sample_bits
+from skyjo_env.snapshot import public_unseen
 
 
 def played(rules: Rules, games: int, steps: int, seed: int) -> SkyjoEngine:
@@ -181,3 +182,22 @@ def test_a_finished_game_keeps_the_total_that_ended_it():
         SkyjoEngine.of_game({**exported(Rules(end_score=10), "choose"), "totals": [10, 0]})
     in_a_round = SkyjoEngine.of_game({**exported(Rules(episode="round"), "choose"), "totals": [500, -300]})
     assert in_a_round.totals[0].tolist() == [500, -300]  # one round to go: no end score to be under
+
+
+@pytest.mark.parametrize("players", [2, 5, 8])
+def test_the_unseen_counts_recounted_from_the_cards_are_the_engine_s_own(players: int) -> None:
+    """`public_unseen` (what a load sets) counts, per game, the draw pile, the face-down cards and a
+    drawn card in hand (R10) as the engine keeps them step by step; an empty batch has no rows."""
+    rules = Rules(num_players=players)
+    rng = np.random.default_rng(players)
+    engine = SkyjoEngine(rules, 64, seed=players, auto_reset=False)
+    names = ("values", "face_up", "removed", "draw_pile", "draw_size", "phase", "held")
+    for _ in range(60 * players):
+        running = np.flatnonzero(engine.phase != OVER)
+        if not running.size:
+            break
+        engine.step(sample_bits(engine.legal_bits(running), rng), running)
+        assert np.array_equal(public_unseen(*(getattr(engine, k) for k in names)), engine.unseen)
+    assert np.any(engine.phase == OVER)  # the counts were compared through whole rounds
+    empty = public_unseen(*(getattr(engine, k)[:0] for k in names))
+    assert empty.shape == (0, engine.unseen.shape[1]) and empty.dtype == np.int16

@@ -34,6 +34,14 @@ def test_expectimax_plays_only_legal_actions(players: int) -> None:
         engine.step(actions)
 
 
+def test_an_empty_batch_gets_no_values_and_no_actions() -> None:
+    rules = Rules(num_players=2)
+    obs, masks = to_act(SkyjoEngine(rules, 1, seed=0))
+    player = ExpectimaxPolicy(network(), rules=rules, seed=0)
+    assert player.action_values(obs[:0], masks[:0]).shape == (0, 26)
+    assert player(obs[:0], masks[:0]).shape == (0,)
+
+
 @pytest.mark.parametrize(("depth", "value"), [(1, "game"), (3, "points")])
 def test_expectimax_is_reproducible_with_a_seed(depth: int, value: str) -> None:
     rules = Rules()
