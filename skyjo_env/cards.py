@@ -33,6 +33,19 @@ SETUP_FLIPS = 2
 SLOT_FLAGS = ((np.arange(1 << SLOTS)[:, None] >> np.arange(SLOTS)) & 1).astype(bool)
 
 
+def value_counts(games: int, *places: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+    """`(games, 15)` int64: each game's count of every card value over `places`, pairs of `cards`
+    (values, the game first: `(games, ...)`) and a boolean mask of the same shape, the cards counted.
+    One `bincount` over every place: an uncounted card goes to one count past the last game's."""
+    nowhere = games * NUM_VALUES
+    first = np.arange(games, dtype=np.int64) * NUM_VALUES  # each game's first count
+    keys = [
+        np.where(counted, first.reshape((games,) + (1,) * (cards.ndim - 1)) + cards - MIN_VALUE, nowhere).ravel()
+        for cards, counted in places
+    ]
+    return np.bincount(np.concatenate(keys), minlength=nowhere + 1)[:nowhere].reshape(games, NUM_VALUES)
+
+
 def check_deck(deck: object, what: str) -> np.ndarray:
     """`deck` as int8 card values if it is an order of the whole 150-card deck (R1); else a
     `ValueError` that calls it `what`."""

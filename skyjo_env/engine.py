@@ -44,6 +44,7 @@ from skyjo_env.cards import (
     SLOT_FLAGS,
     SLOTS,
     check_deck,
+    value_counts,
 )
 from skyjo_env.checks import illegal_rows, is_integer
 from skyjo_env.limits import MAX_BATCH, check_limit
@@ -660,16 +661,11 @@ class SkyjoEngine:
         in_hand = (a["phase"] == DRAWN) | (a["phase"] == TAKEN)
         draw = np.arange(DECK_SIZE) < a["draw_size"][:, None]
         discard = np.arange(DECK_SIZE) < a["discard_size"][:, None]
-        rows = np.concatenate(
-            [np.nonzero(kept)[0], np.nonzero(draw)[0], np.nonzero(discard)[0], np.flatnonzero(in_hand)]
-        )
-        cards = np.concatenate(
-            [a["values"][kept], a["draw_pile"][draw], a["discard_pile"][discard], a["held"][in_hand]]
-        )
-        counts = np.bincount(
-            rows * NUM_VALUES + cards.astype(np.int64) - MIN_VALUE, minlength=self.batch_size * NUM_VALUES
-        )
-        wrong = np.flatnonzero((counts.reshape(-1, NUM_VALUES) != COUNTS).any(axis=1))
+        counts = value_counts(
+            self.batch_size,
+            (a["values"], kept), (a["draw_pile"], draw), (a["discard_pile"], discard), (a["held"], in_hand),
+        )  # fmt: skip
+        wrong = np.flatnonzero((counts != COUNTS).any(axis=1))
         if wrong.size:
             raise ValueError(f"game {int(wrong[0])}'s cards are not the 150-card deck (R1)")
 

@@ -47,6 +47,7 @@ from skyjo_env.cards import (
     SLOT_FLAGS,
     SLOTS,
     check_deck,
+    value_counts,
 )
 from skyjo_env.checks import is_integer
 from skyjo_env.phases import DRAWN, OVER, PHASE_NAMES, SETUP, TAKEN
@@ -136,16 +137,11 @@ def public_unseen(
     `(n, P, 12)`, slot bits `(n, P)`, piles `(n, L)` bottom first): the draw pile's first
     `draw_size` cards, the face-down cards, and a drawn card still in hand (seen by its drawer
     only, R10)."""
-    n, seats, slots = values.shape
-    row = (np.arange(n, dtype=np.int64) * NUM_VALUES)[:, None]  # each game's first count
-    nowhere = n * NUM_VALUES  # one count past the last game's: where the seen cards are counted
     hidden = ~SLOT_FLAGS[face_up] & ~SLOT_FLAGS[removed]
-    grid = np.where(hidden.reshape(n, seats * slots), row + values.reshape(n, seats * slots) - MIN_VALUE, nowhere)
     in_pile = np.arange(draw_pile.shape[1]) < np.asarray(draw_size)[:, None]
-    pile = np.where(in_pile, row + draw_pile - MIN_VALUE, nowhere)
-    hand = np.where(np.asarray(phase) == DRAWN, row[:, 0] + np.asarray(held, dtype=np.int64) - MIN_VALUE, nowhere)
-    counts = np.bincount(np.concatenate([grid.ravel(), pile.ravel(), hand]), minlength=nowhere + 1)
-    return counts[:nowhere].reshape(n, NUM_VALUES).astype(np.int16)
+    in_hand = np.asarray(phase) == DRAWN
+    counts = value_counts(len(values), (values, hidden), (draw_pile, in_pile), (np.asarray(held), in_hand))
+    return counts.astype(np.int16)
 
 
 def decode(data: Any, rules: Rules) -> tuple[GameState, list[np.ndarray]]:
