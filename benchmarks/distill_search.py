@@ -77,18 +77,20 @@ def collect(players: int, base: str, against: str, samples: int, games: int, ste
     return {k: np.concatenate(a) for k, a in record.items()}
 
 
-def targets_of(data: dict, kind: str, tau: float, departure_weight: float) -> tuple[torch.Tensor, torch.Tensor]:
-    """`(targets (n, 26), weights (n,))` the fit's action distribution and weight per position."""
+def targets_of(
+    data: dict, left: torch.Tensor, shift: torch.Tensor, kind: str, tau: float, departure_weight: float
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """`(targets (n, 26), weights (n,))` the fit's action distribution and weight per position, given the
+    positions where search `left` the base's choice and the candidates' gains `shift` ([`candidate_arrays()`][])."""
     masks = torch.as_tensor(data["masks"])
     logits = torch.as_tensor(data["logits"], dtype=torch.float32).masked_fill(~masks, -1e9)
     weights = torch.ones(len(logits))
     if kind == "choices":
         targets = torch.softmax(logits, dim=1)
-        left = torch.as_tensor(data["actions"]) != logits.argmax(dim=1)
         targets[left] = torch.nn.functional.one_hot(torch.as_tensor(data["actions"])[left], logits.shape[1]).float()
         weights[left] = departure_weight
         return targets, weights
-    shift, noise = candidate_arrays(data, "gain"), candidate_arrays(data, "error")
+    noise = candidate_arrays(data, "error")
     return torch.softmax(logits + shift / tau - (noise / tau) ** 2 / 2, dim=1), weights
 
 
@@ -189,12 +191,12 @@ def main() -> None:
 
     torch.manual_seed(args.seed)
     x, masks = torch.as_tensor(data["inputs"], dtype=torch.float32), torch.as_tensor(data["masks"])
-    targets, weights = targets_of(data, args.targets, args.tau, args.departure_weight)
     shift = candidate_arrays(data, "gain")
+    targets, weights = targets_of(data, torch.as_tensor(left), shift, args.targets, args.tau, args.departure_weight)
     order = torch.randperm(n)
     held, fit = order[: int(args.held_out * n)], order[int(args.held_out * n) :]
-    kept, moved = torch.as_tensor(base_choice)[held], torch.as_tensor(left)[held]
-    search_gain = shift[held].gather(1, torch.as_tensor(data["actions"])[held][:, None]).mean()
+    kept, moved, searched = (torch.as_tensor(a)[held] for a in (base_choice, left, data["actions"]))
+    search_gain = shift[held].gather(1, searched[:, None]).mean()
     net = actor_of(network)
 
     def held_out() -> str:
@@ -202,7 +204,7 @@ def main() -> None:
             log_p, p = masked_distribution(net(x[held]), masks[held])
         divergence = (targets[held] * (torch.log(targets[held] + 1e-12) - log_p)).sum(1).mean()
         moves = p.argmax(dim=1)
-        played = (moves[moved] == torch.as_tensor(data["actions"])[held][moved]).float().mean()
+        played = (moves[moved] == searched[moved]).float().mean()
         changed = (moves[~moved] != kept[~moved]).float().mean()
         gain = shift[held].gather(1, moves[:, None]).mean()
         return (f"divergence {divergence:.4f}, moves changed {(moves != kept).float().mean():.4f}, "
