@@ -198,6 +198,6 @@ def test_the_unseen_counts_recounted_from_the_cards_are_the_engine_s_own(players
             break
         engine.step(sample_bits(engine.legal_bits(running), rng), running)
         assert np.array_equal(public_unseen(*(getattr(engine, k) for k in names)), engine.unseen)
-    assert np.any(engine.phase == OVER)  # the counts were compared through whole rounds
+    assert np.any(engine.phase == OVER)  # the counts were compared up to the end of a game
     empty = public_unseen(*(getattr(engine, k)[:0] for k in names))
     assert empty.shape == (0, engine.unseen.shape[1]) and empty.dtype == np.int16
